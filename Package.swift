@@ -1,0 +1,20 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Relay",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Relay", targets: ["Relay"]),
+        .library(name: "RelayTesting", targets: ["RelayTesting"]),
+        .executable(name: "relay-demo", targets: ["RelayDemo"]),
+    ],
+    dependencies: [],
+    targets: [
+        .target(name: "Relay"),
+        .target(name: "RelayTesting", dependencies: ["Relay"]),
+        .executableTarget(name: "RelayDemo", dependencies: ["Relay"], path: "Sources/relay-demo"),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "RelayTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,41 @@
+import Foundation
+
+/// The injected clock, type-erased to nanoseconds since the DataPoint opened, and mapped to wall dates.
+///
+/// Internal times are `Int64` nanoseconds on the clock; public values are `Date`s computed from the wall date taken
+/// when the DataPoint opened, so that a manual clock drives every date a test observes.
+struct ClockSource: Sendable {
+    private let readNow: @Sendable () -> Int64
+    private let sleeper: @Sendable (Int64) async throws -> Void
+    /// The wall date of clock time zero.
+    let origin: Date
+
+    init<C: Clock>(_ clock: C, origin: Date = Date()) where C.Duration == Duration {
+        let start = clock.now
+        self.origin = origin
+        readNow = { start.duration(to: clock.now).relayNanoseconds }
+        sleeper = { deadline in
+            try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
+        }
+    }
+
+    /// Nanoseconds since the DataPoint opened.
+    var now: Int64 { readNow() }
+
+    /// Sleeps until the given clock time.
+    func sleep(until deadline: Int64) async throws {
+        try await sleeper(deadline)
+    }
+
+    func date(_ time: Int64) -> Date {
+        origin.addingTimeInterval(Double(time) / 1e9)
+    }
+
+    /// The clock time of a wall date, saturating far in the past or future.
+    func time(of date: Date) -> Int64 {
+        let nanoseconds = date.timeIntervalSince(origin) * 1e9
+        if nanoseconds >= Double(Int64.max / 2) { return Int64.max / 2 }
+        if nanoseconds <= Double(Int64.min / 2) { return Int64.min / 2 }
+        return Int64(nanoseconds)
+    }
+}

@@ -1,0 +1,37 @@
+extension DataPoint {
+    /// Limits and policies of a DataPoint.
+    public struct Configuration: Sendable {
+        /// How long terminal outcomes are kept so that handles can still read them; an hour by default.
+        public var retention: Duration
+        /// The largest payload an operation may carry; 16 MiB by default.
+        public var maximumPayloadSize: Int
+        /// How long a graceful shutdown lets running operations finish before cancelling them; 10 s by default.
+        public var shutdownGracePeriod: Duration
+        /// How many recent finished operations the latency percentiles cover; 10,000 by default.
+        public var metricsWindow: Int
+        /// How many events a subscriber buffers before dropping the oldest; 16,384 by default.
+        public var eventBufferSize: Int
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - retention: How long terminal outcomes are kept.
+        ///   - maximumPayloadSize: The largest payload, in bytes.
+        ///   - shutdownGracePeriod: How long a graceful shutdown waits for running operations.
+        ///   - metricsWindow: How many finished operations the percentiles cover.
+        ///   - eventBufferSize: How many events a subscriber buffers.
+        public init(
+            retention: Duration = .seconds(3600),
+            maximumPayloadSize: Int = 16 << 20,
+            shutdownGracePeriod: Duration = .seconds(10),
+            metricsWindow: Int = 10_000,
+            eventBufferSize: Int = 16_384
+        ) {
+            self.retention = retention
+            self.maximumPayloadSize = maximumPayloadSize
+            self.shutdownGracePeriod = shutdownGracePeriod
+            self.metricsWindow = metricsWindow
+            self.eventBufferSize = eventBufferSize
+        }
+    }
+}

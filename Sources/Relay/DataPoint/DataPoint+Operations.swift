@@ -1,0 +1,224 @@
+import Foundation
+
+extension DataPoint {
+    // MARK: - Executors and sequences
+
+    /// Registers the executor that runs operations of a kind, replacing any earlier one.
+    ///
+    /// Register executors before enqueueing operations of their kind. Operations restored from storage wait, visible
+    /// in their status, until their kind is registered.
+    ///
+    /// - Parameters:
+    ///   - executor: The executor.
+    ///   - kind: The kind it runs.
+    public nonisolated func register(_ executor: some CallExecutor, for kind: CallKind) {
+        core.register(executor, for: kind)
+    }
+
+    /// Adds a sequence, or reconfigures the one with the same name.
+    ///
+    /// The sequence's bunch size and algorithm apply at once; suspensions it gathered before being added carry over.
+    ///
+    /// ```swift
+    /// try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+    /// ```
+    ///
+    /// - Parameter sequence: The sequence.
+    /// - Returns: The same sequence, now bound to this DataPoint.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/sequenceAttached`` when it belongs to another DataPoint.
+    @discardableResult
+    public nonisolated func upsertCallSequence(_ sequence: CallSequence) async throws -> CallSequence {
+        let configuration = try await sequence.attach(to: core)
+        try await core.upsertLane(
+            sequence.name,
+            sequence: sequence,
+            bunchSize: configuration.bunchSize,
+            algorithm: configuration.algorithm,
+            addingSuspensions: configuration.suspensions
+        )
+        return sequence
+    }
+
+    /// The sequence with this name, if it is registered.
+    ///
+    /// - Parameter name: The sequence's name.
+    /// - Returns: The sequence that runs the lane.
+    public nonisolated func sequence(named name: CallSequence.Name) -> CallSequence? {
+        core.read { machine in machine.laneIndex[name].flatMap { machine.lanes[Int($0)].sequence } }
+    }
+
+    // MARK: - Enqueueing
+
+    /// Enqueues one operation as one commit.
+    ///
+    /// - Parameter operation: The operation.
+    /// - Returns: Its handle; the existing one if the id is already known with the same content.
+    /// - Throws: ``RelayError`` for bad input (see ``enqueue(_:)-([CallOperation])``); nothing is enqueued then.
+    @discardableResult
+    public nonisolated func enqueue(_ operation: CallOperation) async throws -> CallHandle {
+        try await core.enqueue([operation])
+        return CallHandle(id: operation.id, core: core)
+    }
+
+    /// Enqueues operations as one atomic commit: all of them, or none.
+    ///
+    /// The commit gets the next snapshot number. Operations may depend on each other and on known operations in any
+    /// sequence. The call returns once the commit is durable under the storage's policy.
+    ///
+    /// ```swift
+    /// let upload = CallOperation(kind: "upload", sequenceName: .uploads)
+    /// let notify = CallOperation(kind: "notify", dependencies: [upload.id])
+    /// let handles = try await point.enqueue([upload, notify])
+    /// ```
+    ///
+    /// - Parameter operations: The operations, in call order.
+    /// - Returns: Their handles, in the same order.
+    /// - Throws: ``RelayError`` with codes ``RelayError/Code/unknownSequence``, ``RelayError/Code/unknownKind``,
+    ///   ``RelayError/Code/unknownDependency``, ``RelayError/Code/dependencyCycle``,
+    ///   ``RelayError/Code/conflictingOperation``, ``RelayError/Code/payloadTooLarge``,
+    ///   ``RelayError/Code/invalidRetryPolicy`` or ``RelayError/Code/shutdown``. A rejected commit changes nothing.
+    @discardableResult
+    public nonisolated func enqueue(_ operations: [CallOperation]) async throws -> [CallHandle] {
+        try await core.enqueue(operations)
+        return operations.map { CallHandle(id: $0.id, core: core) }
+    }
+
+    /// Enqueues an operation and waits for its result.
+    ///
+    /// ```swift
+    /// let data = try await point.execute(CallOperation(kind: "fetch"))
+    /// ```
+    ///
+    /// - Parameter operation: The operation.
+    /// - Returns: The result of the completed operation.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/notRunning`` when the DataPoint is not running (it would
+    ///   wait forever), the errors of ``enqueue(_:)-(CallOperation)``, and those of ``CallHandle/value``.
+    public nonisolated func execute(_ operation: CallOperation) async throws -> Data {
+        switch core.read(\.lifecycle) {
+        case .idle:
+            throw RelayError(
+                .notRunning,
+                "execute waits for the result, but the DataPoint is not running; "
+                    + "call run() first or use DataPoint.with { point in ... }",
+                operationIDs: [operation.id]
+            )
+        case .stopping, .stopped:
+            throw RelayError(.shutdown, "the DataPoint has shut down", operationIDs: [operation.id])
+        case .running:
+            break
+        }
+        return try await enqueue(operation).value
+    }
+
+    /// A handle for a known operation, for example to await an outcome after a restart.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Its handle.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
+    public nonisolated func handle(for id: UUID) throws -> CallHandle {
+        guard core.read({ $0.index[id] != nil }) else {
+            throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
+        }
+        return CallHandle(id: id, core: core)
+    }
+
+    // MARK: - Control
+
+    /// Cancels an operation.
+    ///
+    /// A pending operation becomes `cancelled` at once and its dependents are cancelled with it, unless they opted
+    /// into ``CallOperation/DependencyFailurePolicy/runAnyway``. A running operation's task is cancelled; it ends
+    /// `cancelled` unless its executor completes anyway. A finished operation is left as it is.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Whether the call changed anything.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
+    @discardableResult
+    public nonisolated func cancel(_ id: UUID) async throws -> Bool {
+        try await core.cancel(id)
+    }
+
+    /// Keeps an operation from starting until a date; it starts once the latest of its holds has passed.
+    ///
+    /// Each context holds independently; pass `nil` as the date to release a context's hold.
+    ///
+    /// ```swift
+    /// try await point.hold(id, until: point.now.addingTimeInterval(60), context: "rate-limit")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - id: The operation's id.
+    ///   - date: When the hold ends, or `nil` to release it.
+    ///   - context: Which hold to set; holds of different contexts combine.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` or
+    ///   ``RelayError/Code/operationFinished``.
+    public nonisolated func hold(_ id: UUID, until date: Date?, context: String? = nil) async throws {
+        try await core.hold(id, until: date, context: context)
+    }
+
+    /// Stops starting operations in every sequence until a matching ``resume(reason:)``.
+    ///
+    /// - Parameter reason: Why, reported in the ``CallEvent/Kind/suspended(reason:)`` event.
+    /// - Returns: The new suspension count.
+    /// - Throws: ``RelayError`` when the change cannot be recorded.
+    @discardableResult
+    public nonisolated func suspend(reason: String = "suspended by request") async throws -> Int {
+        try await core.suspend(nil, reason: reason)
+    }
+
+    /// Undoes one ``suspend(reason:)``; at zero every sequence starts operations again. Extra calls do nothing.
+    ///
+    /// - Parameter reason: Why, reported in the ``CallEvent/Kind/resumed(reason:)`` event.
+    /// - Returns: The new suspension count.
+    /// - Throws: ``RelayError`` when the change cannot be recorded.
+    @discardableResult
+    public nonisolated func resume(reason: String = "resumed by request") async throws -> Int {
+        try await core.resume(nil, reason: reason)
+    }
+
+    // MARK: - Observation
+
+    /// An operation's current state, or `nil` when no such operation is known.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Its status.
+    public nonisolated func status(of id: UUID) -> CallStatus? {
+        pipeline.status(of: id)
+    }
+
+    /// Every event from now on, in a stream of its own with a bounded buffer.
+    ///
+    /// - Parameter bufferSize: How many events to buffer before dropping the oldest; the configuration's by default.
+    /// - Returns: The events; the stream ends when the DataPoint shuts down.
+    public nonisolated func events(bufferSize: Int? = nil) -> CallEventStream {
+        // Subscribing to every operation cannot fail.
+        (try? core.subscribe(to: nil, bufferSize: bufferSize ?? configuration.eventBufferSize))
+            ?? CallEventStream(lifetime: SubscriptionLifetime(subscription: EventSubscription(capacity: 1)) {})
+    }
+
+    /// One operation's events from now on; the stream ends after its terminal event.
+    ///
+    /// - Parameters:
+    ///   - id: The operation's id.
+    ///   - bufferSize: How many events to buffer before dropping the oldest.
+    /// - Returns: The operation's events.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
+    public nonisolated func events(for id: UUID, bufferSize: Int = 1024) throws -> CallEventStream {
+        try core.subscribe(to: id, bufferSize: bufferSize)
+    }
+
+    /// Counts per state and sequence, running operations, and latency percentiles, right now.
+    ///
+    /// - Returns: The snapshot.
+    public nonisolated func metrics() -> MetricsSnapshot {
+        core.read { $0.metricsSnapshot() }
+    }
+
+    /// A snapshot of the metrics after every interval on the DataPoint's clock.
+    ///
+    /// - Parameter interval: Time between snapshots.
+    /// - Returns: The periodic snapshots; the stream ends when the DataPoint shuts down.
+    public nonisolated func metrics(every interval: Duration) -> MetricsStream {
+        MetricsStream(core: core, interval: interval)
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The document that runs operations: the entry point of Relay.
+///
+/// A DataPoint owns its storage, its ``Pipeline`` and its sequences. You enqueue operations into it, register the
+/// executors that run them, and await their outcomes, observe their events, and read its metrics.
+///
+/// The shortest way to run one is ``with(storage:clock:configuration:_:)``, which runs the engine for the scope of a
+/// closure:
+///
+/// ```swift
+/// try await DataPoint.with { point in
+///     point.register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: "echo")
+///     let echoed = try await point.execute(CallOperation(kind: "echo", payload: Data("hi".utf8)))
+/// }
+/// ```
+///
+/// In a service, create it once and run ``run()`` beside your server; cancelling that task stops it.
+///
+/// - Important: Every method may be called from any task. Operations start only while ``run()`` is running.
+public actor DataPoint {
+    /// The authority over operation state, for detailed queries.
+    public nonisolated let pipeline: Pipeline
+    /// The limits and policies the DataPoint was opened with.
+    public nonisolated let configuration: Configuration
+    nonisolated let core: PipelineCore
+
+    /// Opens a DataPoint on a store and rebuilds its state from what the store holds.
+    ///
+    /// - Parameters:
+    ///   - storage: Where transitions are recorded; ``Storage/volatile`` keeps them in memory only.
+    ///   - clock: The clock that drives holds, retries, metrics and shutdown deadlines; tests inject a manual one.
+    ///   - configuration: Limits and policies.
+    /// - Throws: ``RelayError`` when the store cannot be opened.
+    public init(
+        storage: some Storage = VolatileStorage(),
+        clock: some Clock<Duration> = ContinuousClock(),
+        configuration: Configuration = Configuration()
+    ) async throws {
+        let core = PipelineCore(storage: storage, clock: ClockSource(clock), configuration: configuration)
+        self.core = core
+        self.configuration = configuration
+        pipeline = Pipeline(core: core)
+        let stored = try await storage.open()
+        try await core.restore(stored)
+        for name in [CallSequence.Name.data, .downloads, .uploads] {
+            let sequence = try CallSequence(name: name)
+            _ = try await sequence.attach(to: core)
+            try await core.adoptLane(name, sequence: sequence)
+        }
+    }
+
+    /// Opens a DataPoint, runs it while `body` runs, then shuts it down gracefully.
+    ///
+    /// The DataPoint is running when `body` starts, so `execute` works at once.
+    ///
+    /// ```swift
+    /// let summary = try await DataPoint.with(storage: .volatile) { point in
+    ///     try await point.execute(operation)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - storage: Where transitions are recorded.
+    ///   - clock: The clock that drives time.
+    ///   - configuration: Limits and policies.
+    ///   - body: The work to do with the running DataPoint.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or ``RelayError`` when the store cannot be opened.
+    public static func with<Result>(
+        storage: some Storage = VolatileStorage(),
+        clock: some Clock<Duration> = ContinuousClock(),
+        configuration: Configuration = Configuration(),
+        _ body: (DataPoint) async throws -> Result
+    ) async throws -> Result {
+        let point = try await DataPoint(storage: storage, clock: clock, configuration: configuration)
+        try point.core.start()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await point.core.run() }
+            do {
+                let result = try await body(point)
+                await point.shutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                await point.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Runs the engine until the task is cancelled or ``shutdown(gracePeriod:)`` is called.
+    ///
+    /// This matches the shape of a ServiceLifecycle `Service`. Cancelling the task stops at once: running
+    /// operations see cancellation and stay stored as pending. For a graceful stop, call
+    /// ``beginShutdown(gracePeriod:)`` (for example from a graceful-shutdown handler) and let `run()` return.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/alreadyRunning`` or ``RelayError/Code/shutdown``.
+    public nonisolated func run() async throws {
+        try core.start()
+        await core.run()
+    }
+
+    /// Stops starting operations, lets running ones finish within the grace period, then cancels them, and waits
+    /// until the DataPoint has stopped.
+    ///
+    /// Pending operations stay stored. Every task awaiting an outcome is resumed with a ``RelayError/Code/shutdown``
+    /// error.
+    ///
+    /// - Parameter gracePeriod: How long running operations may take; the configuration's by default.
+    public nonisolated func shutdown(gracePeriod: Duration? = nil) async {
+        if core.beginStop(gracePeriod: gracePeriod ?? configuration.shutdownGracePeriod) {
+            try? await core.storage.close()
+        }
+        await core.waitUntilStopped()
+    }
+
+    /// Starts a graceful shutdown without waiting for it; ``run()`` returns once it is complete.
+    ///
+    /// Use it from synchronous contexts such as a graceful-shutdown handler. A DataPoint that never ran stops at
+    /// once; call ``shutdown(gracePeriod:)`` instead to also close its store.
+    ///
+    /// - Parameter gracePeriod: How long running operations may take; the configuration's by default.
+    public nonisolated func beginShutdown(gracePeriod: Duration? = nil) {
+        core.beginStop(gracePeriod: gracePeriod ?? configuration.shutdownGracePeriod)
+    }
+
+    /// The current date on the DataPoint's clock.
+    public nonisolated var now: Date { core.clock.date(core.clock.now) }
+}
+
+extension DataPoint {
+    /// Returns once nothing can progress without outside input: no operation runs, and none is ready to start.
+    ///
+    /// Operations waiting for a hold, a retry, a dependency or a resume do not count. A DataPoint that is not running
+    /// is idle when no operation runs.
+    package nonisolated func waitUntilIdle() async {
+        await core.waitUntilIdle()
+    }
+
+    /// Adds a sink that receives every event from now on, for test recorders.
+    package nonisolated func addEventSink(_ sink: any EventSink) {
+        core.addSink(sink)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// An error that Relay throws for bad input, misuse, or the end of a DataPoint's life.
+///
+/// Every rejection carries a ``Code`` you can match on, a message written for people, and the ids of the operations
+/// involved. A rejected call changes nothing: no state, no storage, no events.
+///
+/// ```swift
+/// do {
+///     try await point.enqueue(operations)
+/// } catch let error as RelayError where error.code == .dependencyCycle {
+///     print("cycle through", error.operationIDs)
+/// }
+/// ```
+public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of a ``RelayError``; new codes may be added without breaking the API.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: String, Sendable, Hashable {
+            case unknownSequence
+            case invalidBunchSize
+            case dependencyCycle
+            case unknownDependency
+            case conflictingOperation
+            case unknownOperation
+            case unknownKind
+            case payloadTooLarge
+            case invalidRetryPolicy
+            case invalidArgument
+            case operationFinished
+            case operationFailed
+            case operationCancelled
+            case operationSkipped
+            case expired
+            case notRunning
+            case alreadyRunning
+            case shutdown
+            case sequenceAttached
+            case storageFailure
+        }
+
+        private let value: Value
+
+        private init(_ value: Value) {
+            self.value = value
+        }
+
+        /// The operation names a sequence that the DataPoint does not have.
+        public static let unknownSequence = Code(.unknownSequence)
+        /// A bunch size below 1 was given.
+        public static let invalidBunchSize = Code(.invalidBunchSize)
+        /// The dependencies form a cycle, possibly a self-dependency; ``RelayError/operationIDs`` lists the cycle.
+        public static let dependencyCycle = Code(.dependencyCycle)
+        /// A dependency names an id that is neither known nor part of the same commit.
+        public static let unknownDependency = Code(.unknownDependency)
+        /// An id that is already known was enqueued again with different content.
+        public static let conflictingOperation = Code(.conflictingOperation)
+        /// No operation with this id is known (never enqueued, or evicted after its retention window).
+        public static let unknownOperation = Code(.unknownOperation)
+        /// No executor is registered for the operation's kind.
+        public static let unknownKind = Code(.unknownKind)
+        /// The payload is larger than ``DataPoint/Configuration/maximumPayloadSize``.
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        /// The retry policy cannot be applied (for example fewer than one attempt, or a negative delay).
+        public static let invalidRetryPolicy = Code(.invalidRetryPolicy)
+        /// An argument is outside its documented range.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The operation already reached a terminal state, so the request cannot apply.
+        public static let operationFinished = Code(.operationFinished)
+        /// The operation finished `failed`; thrown by ``CallHandle/value``.
+        public static let operationFailed = Code(.operationFailed)
+        /// The operation finished `cancelled`; thrown by ``CallHandle/value``.
+        public static let operationCancelled = Code(.operationCancelled)
+        /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
+        public static let operationSkipped = Code(.operationSkipped)
+        /// The operation finished longer ago than the retention window, so its outcome is gone.
+        public static let expired = Code(.expired)
+        /// ``DataPoint/execute(_:)`` was called while the DataPoint is not running, which would wait forever.
+        public static let notRunning = Code(.notRunning)
+        /// ``DataPoint/run()`` was called while the DataPoint is already running.
+        public static let alreadyRunning = Code(.alreadyRunning)
+        /// The DataPoint has shut down; the operation stays stored but this process no longer runs it.
+        public static let shutdown = Code(.shutdown)
+        /// The ``CallSequence`` already belongs to another DataPoint.
+        public static let sequenceAttached = Code(.sequenceAttached)
+        /// The storage could not record a transition.
+        public static let storageFailure = Code(.storageFailure)
+
+        /// The code's name, for example `dependencyCycle`.
+        public var description: String { value.rawValue }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence for people; it never contains payloads or secrets.
+    public let message: String
+    /// The operations involved, for example every member of a cycle, in cycle order.
+    public let operationIDs: [UUID]
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - message: A sentence for people.
+    ///   - operationIDs: The operations involved.
+    public init(_ code: Code, _ message: String, operationIDs: [UUID] = []) {
+        self.code = code
+        self.message = message
+        self.operationIDs = operationIDs
+    }
+
+    /// The code followed by the message.
+    public var description: String { "RelayError.\(code): \(message)" }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Something that happened in a DataPoint, delivered by ``DataPoint/events(bufferSize:)``.
+///
+/// Events carry a sequence number that increases strictly across the DataPoint, so a subscriber can order them and
+/// see gaps. A subscriber that falls behind loses the oldest buffered events and receives a ``Kind/dropped(count:)``
+/// event in their place.
+public struct CallEvent: Sendable, Hashable {
+    /// What happened.
+    public enum Kind: Sendable, Hashable {
+        /// The operation was enqueued in the given commit.
+        case enqueued(snapshot: UInt64)
+        /// An attempt started.
+        case started(attempt: Int)
+        /// The operation completed.
+        case completed(CallMetrics)
+        /// The operation was skipped.
+        case skipped(CallMetrics)
+        /// An attempt failed and another is scheduled.
+        case retryScheduled(attempt: Int, at: Date, reason: String)
+        /// The operation failed for good.
+        case failed(CallFailure, CallMetrics)
+        /// The operation was cancelled.
+        case cancelled(CallCancellation, CallMetrics)
+        /// A hold was set (`until` non-nil) or released (`until` nil) for the given context.
+        case held(until: Date?, context: String?)
+        /// A sequence, or the whole DataPoint when ``CallEvent/sequenceName`` is `nil`, stopped starting operations.
+        case suspended(reason: String)
+        /// A sequence, or the whole DataPoint, starts operations again.
+        case resumed(reason: String)
+        /// This subscriber's buffer was full and this many older events were dropped.
+        case dropped(count: Int)
+
+        /// Whether the kind ends its operation's life.
+        public var isTerminal: Bool {
+            switch self {
+            case .completed, .skipped, .failed, .cancelled: true
+            default: false
+            }
+        }
+    }
+
+    /// The position of the event in the DataPoint's history; strictly increasing.
+    public let sequenceNumber: UInt64
+    /// When it happened, on the DataPoint's clock.
+    public let date: Date
+    /// The operation it concerns, if any.
+    public let operationID: UUID?
+    /// The sequence it concerns, if any.
+    public let sequenceName: CallSequence.Name?
+    /// What happened.
+    public let kind: Kind
+}

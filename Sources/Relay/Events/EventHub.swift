@@ -1,0 +1,90 @@
+import Foundation
+
+/// The subscribers of a pipeline and the numbering of its events; lives inside the pipeline's state.
+struct EventHub: Sendable {
+    private var everything: [(id: UInt64, sink: any EventSink)] = []
+    private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
+    private var nextSubscriberID: UInt64 = 1
+    private(set) var nextSequenceNumber: UInt64 = 1
+    private(set) var droppedEvents = 0
+
+    /// Whether any subscriber exists; when not, events are never built.
+    var isActive: Bool { !everything.isEmpty || !perOperation.isEmpty }
+
+    func hasSubscribers(for operationID: UUID?) -> Bool {
+        if !everything.isEmpty { return true }
+        guard let operationID, !perOperation.isEmpty else { return false }
+        return perOperation[operationID] != nil
+    }
+
+    mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) -> UInt64 {
+        let id = nextSubscriberID
+        nextSubscriberID += 1
+        if let operationID {
+            perOperation[operationID, default: []].append((id, sink))
+        } else {
+            everything.append((id, sink))
+        }
+        return id
+    }
+
+    mutating func unsubscribe(_ id: UInt64, from operationID: UUID?) {
+        if let operationID {
+            perOperation[operationID]?.removeAll { $0.id == id }
+            if perOperation[operationID]?.isEmpty == true { perOperation[operationID] = nil }
+        } else {
+            everything.removeAll { $0.id == id }
+        }
+    }
+
+    /// Numbers an event and hands it to every interested sink; sinks to wake are appended to `wakes`.
+    mutating func publish(
+        operationID: UUID?,
+        sequenceName: CallSequence.Name?,
+        kind: CallEvent.Kind,
+        date: Date,
+        wakes: inout [any EventSink]
+    ) {
+        let event = CallEvent(
+            sequenceNumber: nextSequenceNumber,
+            date: date,
+            operationID: operationID,
+            sequenceName: sequenceName,
+            kind: kind
+        )
+        nextSequenceNumber += 1
+        for subscriber in everything {
+            deliver(event, to: subscriber.sink, wakes: &wakes)
+        }
+        guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
+        for follower in followers {
+            deliver(event, to: follower.sink, wakes: &wakes)
+        }
+        if kind.isTerminal {
+            perOperation[operationID] = nil
+            for follower in followers where follower.sink.close() {
+                wakes.append(follower.sink)
+            }
+        }
+    }
+
+    private mutating func deliver(_ event: CallEvent, to sink: any EventSink, wakes: inout [any EventSink]) {
+        let delivery = sink.receive(event)
+        if delivery.droppedOne { droppedEvents += 1 }
+        if delivery.needsWake { wakes.append(sink) }
+    }
+
+    /// Ends every stream, at shutdown.
+    mutating func closeAll(wakes: inout [any EventSink]) {
+        for subscriber in everything where subscriber.sink.close() {
+            wakes.append(subscriber.sink)
+        }
+        for followers in perOperation.values {
+            for follower in followers where follower.sink.close() {
+                wakes.append(follower.sink)
+            }
+        }
+        everything.removeAll()
+        perOperation.removeAll()
+    }
+}

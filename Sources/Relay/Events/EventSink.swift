@@ -1,0 +1,28 @@
+/// Something that receives a DataPoint's events: a subscriber's stream, or a test recorder.
+///
+/// - Important: ``receive(_:)`` and ``close()`` are called under the pipeline's lock, so they must be quick and must
+///   not call back into the DataPoint. Anything slow, such as resuming a waiting consumer, belongs in ``wake()``,
+///   which the pipeline calls after releasing its lock.
+package protocol EventSink: AnyObject, Sendable {
+    /// Takes one event; returns what the pipeline must do after releasing its lock.
+    func receive(_ event: CallEvent) -> EventDelivery
+
+    /// Ends the stream: no event follows. Returns whether ``wake()`` is needed.
+    func close() -> Bool
+
+    /// Resumes a consumer waiting for events, outside the pipeline's lock.
+    func wake()
+}
+
+/// What delivering one event to a sink requires.
+package struct EventDelivery: Sendable {
+    /// The sink must be woken after the pipeline's lock is released.
+    package var needsWake: Bool
+    /// The sink dropped an older event to make room.
+    package var droppedOne: Bool
+
+    package init(needsWake: Bool, droppedOne: Bool) {
+        self.needsWake = needsWake
+        self.droppedOne = droppedOne
+    }
+}

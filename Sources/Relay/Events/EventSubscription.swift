@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+
+/// A subscriber's bounded buffer of events, filled under the pipeline's lock and drained in batches by its iterator.
+///
+/// When the buffer is full the oldest event is dropped, and the consumer receives a
+/// ``CallEvent/Kind/dropped(count:)`` event in its place, numbered like the last dropped event.
+final class EventSubscription: EventSink {
+    private struct State {
+        var buffer: [CallEvent] = []
+        var head = 0
+        var dropped = 0
+        var lastDropped: CallEvent?
+        var waiter: CheckedContinuation<Void, Never>?
+        var wakeScheduled = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    func receive(_ event: CallEvent) -> EventDelivery {
+        state.withLock { state in
+            guard !state.closed else { return EventDelivery(needsWake: false, droppedOne: false) }
+            var droppedOne = false
+            if state.buffer.count - state.head >= capacity {
+                state.lastDropped = state.buffer[state.head]
+                state.head += 1
+                state.dropped += 1
+                droppedOne = true
+                if state.head >= 1024 && state.head * 2 >= state.buffer.count {
+                    state.buffer.removeFirst(state.head)
+                    state.head = 0
+                }
+            }
+            state.buffer.append(event)
+            return EventDelivery(needsWake: scheduleWake(&state), droppedOne: droppedOne)
+        }
+    }
+
+    func close() -> Bool {
+        state.withLock { state in
+            state.closed = true
+            return scheduleWake(&state)
+        }
+    }
+
+    private func scheduleWake(_ state: inout State) -> Bool {
+        guard state.waiter != nil, !state.wakeScheduled else { return false }
+        state.wakeScheduled = true
+        return true
+    }
+
+    func wake() {
+        let waiter = state.withLock { state in
+            state.wakeScheduled = false
+            return state.waiter.take()
+        }
+        waiter?.resume()
+    }
+
+    private enum Take {
+        case took
+        case finished
+        case empty
+    }
+
+    /// Moves every buffered event into `batch`, waiting for at least one; returns `false` once the stream has ended.
+    func nextBatch(into batch: inout [CallEvent]) async -> Bool {
+        while true {
+            switch take(into: &batch) {
+            case .took: return true
+            case .finished: return false
+            case .empty: break
+            }
+            if Task.isCancelled { return false }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { state in
+                        if state.buffer.count > state.head || state.dropped > 0 || state.closed || Task.isCancelled {
+                            return true
+                        }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { $0.waiter.take() }?.resume()
+            }
+        }
+    }
+
+    private func take(into batch: inout [CallEvent]) -> Take {
+        state.withLock { state in
+            let available = state.buffer.count - state.head
+            guard available > 0 || state.dropped > 0 else { return state.closed ? .finished : .empty }
+            batch.removeAll(keepingCapacity: true)
+            if state.dropped > 0, let last = state.lastDropped {
+                batch.append(
+                    CallEvent(
+                        sequenceNumber: last.sequenceNumber,
+                        date: last.date,
+                        operationID: nil,
+                        sequenceName: nil,
+                        kind: .dropped(count: state.dropped)
+                    )
+                )
+                state.dropped = 0
+                state.lastDropped = nil
+            }
+            if state.head == 0 && batch.isEmpty {
+                swap(&batch, &state.buffer)
+            } else {
+                batch.append(contentsOf: state.buffer[state.head...])
+                state.buffer.removeAll(keepingCapacity: true)
+            }
+            state.head = 0
+            return .took
+        }
+    }
+}

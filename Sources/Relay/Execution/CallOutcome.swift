@@ -1,0 +1,26 @@
+import Foundation
+
+/// What an executor reports for one attempt.
+///
+/// `completed`, `skipped` and `failed` end the operation; `retry` asks for another attempt, which the operation's
+/// ``RetryPolicy`` grants or turns into `failed`.
+public enum CallOutcome: Sendable, Hashable {
+    /// The work is done; the data becomes the handle's ``CallHandle/value``.
+    case completed(Data)
+    /// The work was not needed. Dependents proceed as if it had completed.
+    case skipped
+    /// The attempt failed in a way worth retrying, after `after` if given, or else after the policy's backoff.
+    case retry(after: Duration? = nil, reason: String)
+    /// The operation failed for good; no further attempt is made.
+    case failed(reason: String)
+}
+
+/// What an executor knows about the attempt it runs.
+public struct CallContext: Sendable, Hashable {
+    /// The attempt number, starting at 1; attempts interrupted by a crash or shutdown count.
+    public let attempt: Int
+    /// The operation's idempotency key, the same across attempts and restarts.
+    public let idempotencyKey: String
+    /// When the attempt started, on the DataPoint's clock.
+    public let startedAt: Date
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// A reference to an enqueued operation, for awaiting its outcome.
+///
+/// Handles are cheap values. You get one from ``DataPoint/enqueue(_:)-(CallOperation)``, or re-attach to an operation by
+/// id with ``DataPoint/handle(for:)``, for example after a restart.
+///
+/// ```swift
+/// let handle = try await point.enqueue(operation)
+/// let data = try await handle.value
+/// ```
+///
+/// - Important: Cancelling the task that awaits a handle ends the wait with `CancellationError` and never cancels the
+///   operation itself; use ``DataPoint/cancel(_:)`` for that. Every wait is resumed exactly once: with the outcome,
+///   or with a ``RelayError/Code/shutdown`` error if the DataPoint shuts down first.
+public struct CallHandle: Sendable, Hashable, Identifiable {
+    /// The operation's id.
+    public let id: UUID
+    let core: PipelineCore
+
+    init(id: UUID, core: PipelineCore) {
+        self.id = id
+        self.core = core
+    }
+
+    /// The operation's terminal state, once it has one.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` if the DataPoint shuts down first, or
+    ///   ``RelayError/Code/expired`` if the outcome is older than the retention window; `CancellationError` if the
+    ///   awaiting task is cancelled.
+    public var outcome: CallResult {
+        get async throws { try await core.awaitResult(of: id) }
+    }
+
+    /// The result of a completed operation.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/operationFailed``, ``RelayError/Code/operationCancelled``
+    ///   or ``RelayError/Code/operationSkipped`` when the operation did not complete, and the errors of ``outcome``.
+    public var value: Data {
+        get async throws {
+            switch try await outcome {
+            case .completed(let data):
+                return data
+            case .skipped:
+                throw RelayError(.operationSkipped, "operation \(id) was skipped", operationIDs: [id])
+            case .failed(let failure):
+                throw RelayError(.operationFailed, "operation \(id) failed: \(failure)", operationIDs: [id])
+            case .cancelled(let reason):
+                throw RelayError(.operationCancelled, "operation \(id) was cancelled: \(reason)", operationIDs: [id])
+            }
+        }
+    }
+
+    /// The operation's current state, or `nil` once it has been evicted.
+    public var status: CallStatus? {
+        core.read { $0.status(of: id, now: core.clock.now) }
+    }
+
+    /// The operation's events from now on; the stream ends after its terminal event.
+    ///
+    /// - Parameter bufferSize: How many events the stream buffers before it drops the oldest.
+    /// - Returns: The operation's events.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` once the operation has been evicted.
+    public func events(bufferSize: Int = 1024) throws -> CallEventStream {
+        try core.subscribe(to: id, bufferSize: bufferSize)
+    }
+
+    /// Compares handles by operation and DataPoint.
+    ///
+    /// - Parameters:
+    ///   - lhs: A handle.
+    ///   - rhs: Another handle.
+    /// - Returns: Whether both refer to the same operation of the same DataPoint.
+    public static func == (lhs: CallHandle, rhs: CallHandle) -> Bool {
+        lhs.id == rhs.id && lhs.core === rhs.core
+    }
+
+    /// Hashes the operation's id.
+    ///
+    /// - Parameter hasher: The hasher.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}

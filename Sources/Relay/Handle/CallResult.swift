@@ -1,0 +1,53 @@
+import Foundation
+
+/// How an operation ended: the terminal state, which never changes once reached.
+public enum CallResult: Sendable, Hashable {
+    /// The executor completed the work with this result.
+    case completed(Data)
+    /// The executor skipped the work.
+    case skipped
+    /// The operation failed: the executor said so, or the retry policy gave up.
+    case failed(CallFailure)
+    /// The operation was cancelled, by request or because a dependency failed or was cancelled.
+    case cancelled(CallCancellation)
+}
+
+/// Why an operation failed.
+public struct CallFailure: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The last reason the executor gave, or the description of the error it threw.
+    public let reason: String
+    /// How many attempts ran.
+    public let attempts: Int
+
+    /// Creates a failure description.
+    ///
+    /// - Parameters:
+    ///   - reason: The last reason given.
+    ///   - attempts: How many attempts ran.
+    public init(reason: String, attempts: Int) {
+        self.reason = reason
+        self.attempts = attempts
+    }
+
+    /// The reason and the number of attempts.
+    public var description: String { "\(reason) (after \(attempts) attempt\(attempts == 1 ? "" : "s"))" }
+}
+
+/// Why an operation was cancelled.
+public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// ``DataPoint/cancel(_:)`` was called for it.
+    case requested
+    /// The named dependency finished `failed`.
+    case dependencyFailed(UUID)
+    /// The named dependency finished `cancelled`.
+    case dependencyCancelled(UUID)
+
+    /// A sentence naming the cause.
+    public var description: String {
+        switch self {
+        case .requested: "cancelled by request"
+        case .dependencyFailed(let id): "dependency \(id) failed"
+        case .dependencyCancelled(let id): "dependency \(id) was cancelled"
+        }
+    }
+}

@@ -1,0 +1,76 @@
+/// Counts and latency percentiles of a DataPoint at one moment, from ``DataPoint/metrics()``.
+///
+/// Counts of terminal states are totals since the DataPoint opened. Percentiles cover the most recent finished
+/// operations, up to ``DataPoint/Configuration/metricsWindow`` of them, using the nearest-rank method.
+public struct MetricsSnapshot: Sendable, Hashable {
+    /// Operation counts of one sequence.
+    public struct Counts: Sendable, Hashable {
+        /// Operations waiting to start: for dependencies, holds, retries, suspension or a free slot.
+        public var pending = 0
+        /// Operations whose attempt is running.
+        public var running = 0
+        /// Operations that finished `completed`.
+        public var completed = 0
+        /// Operations that finished `skipped`.
+        public var skipped = 0
+        /// Operations that finished `failed`.
+        public var failed = 0
+        /// Operations that finished `cancelled`.
+        public var cancelled = 0
+
+        /// Creates counts, all zero.
+        public init() {}
+    }
+
+    /// The 50th, 90th and 99th percentiles of a duration.
+    public struct Percentiles: Sendable, Hashable {
+        /// The median.
+        public var p50: Duration
+        /// The 90th percentile.
+        public var p90: Duration
+        /// The 99th percentile.
+        public var p99: Duration
+        /// How many samples the percentiles cover.
+        public var samples: Int
+
+        /// Creates percentiles.
+        ///
+        /// - Parameters:
+        ///   - p50: The median.
+        ///   - p90: The 90th percentile.
+        ///   - p99: The 99th percentile.
+        ///   - samples: How many samples they cover.
+        public init(p50: Duration, p90: Duration, p99: Duration, samples: Int) {
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.samples = samples
+        }
+
+        /// Percentiles of no samples.
+        public static let empty = Percentiles(p50: .zero, p90: .zero, p99: .zero, samples: 0)
+    }
+
+    /// Counts per sequence.
+    public var sequences: [CallSequence.Name: Counts]
+    /// Operations running right now, across sequences.
+    public var running: Int
+    /// Time from enqueue to first start.
+    public var queueWait: Percentiles
+    /// Time spent in executors, summed over attempts.
+    public var runTime: Percentiles
+    /// Events dropped across all subscribers because their buffers were full.
+    public var droppedEvents: Int
+
+    /// Counts summed over every sequence.
+    public var total: Counts {
+        sequences.values.reduce(into: Counts()) { sum, counts in
+            sum.pending += counts.pending
+            sum.running += counts.running
+            sum.completed += counts.completed
+            sum.skipped += counts.skipped
+            sum.failed += counts.failed
+            sum.cancelled += counts.cancelled
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// A sequence's scheduling state inside the pipeline.
+struct Lane: Sendable {
+    let name: CallSequence.Name
+    /// The actor that runs the lane's workers; `nil` until the sequence is upserted (only after a reload).
+    var sequence: CallSequence?
+    var bunchSize: Int
+    var algorithm: CallSequence.Algorithm
+    var suspensionCount = 0
+    var supervisorStarted = false
+
+    var ready = ReadyQueue()
+    var readyCount = 0
+    var running = 0
+    /// Workers alive or requested.
+    var workers = 0
+    /// Workers woken or spawned that have not asked for work yet.
+    var wakesInFlight = 0
+    var pendingSpawns = 0
+    var idleWorkers: [(worker: UInt64, continuation: CheckedContinuation<WorkerWake, Never>)] = []
+    var spawnWaiter: CheckedContinuation<Bool, Never>?
+
+    var counts = MetricsSnapshot.Counts()
+
+    /// With `.commitGraph`: unfinished operations per open commit, the open commits oldest first, and ready
+    /// operations of later commits waiting for earlier ones.
+    var commitRemaining: [UInt64: Int] = [:]
+    var openCommits: [UInt64] = []
+    var openCommitsHead = 0
+    var gated: [UInt64: [Int32]] = [:]
+
+    init(name: CallSequence.Name, sequence: CallSequence?, bunchSize: Int, algorithm: CallSequence.Algorithm) {
+        self.name = name
+        self.sequence = sequence
+        self.bunchSize = bunchSize
+        self.algorithm = algorithm
+    }
+
+    var isRegistered: Bool { sequence != nil }
+
+    var oldestOpenCommit: UInt64? {
+        openCommitsHead < openCommits.count ? openCommits[openCommitsHead] : nil
+    }
+
+    mutating func resetCommitGraph() {
+        commitRemaining.removeAll()
+        openCommits.removeAll()
+        openCommitsHead = 0
+    }
+}

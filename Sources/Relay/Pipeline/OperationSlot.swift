@@ -1,0 +1,61 @@
+/// An operation's entry in the pipeline's table. Slots are reused after eviction; `token` tells a queued entry
+/// whether it still describes the slot's current life.
+struct OperationSlot: Sendable {
+    enum Phase: UInt8 {
+        case free
+        /// Waiting for dependencies, a hold, a retry, an earlier commit, or an executor.
+        case pending
+        /// In its sequence's ready queue.
+        case ready
+        case running
+        case finished
+    }
+
+    static let never = Int64.min
+
+    var operation: CallOperation
+    var phase: Phase = .pending
+    var token: UInt32 = 0
+    var lane: Int32
+    var executor: Int32
+    var unfinishedDependencies: Int32 = 0
+    var attempts: Int32 = 0
+    var gated = false
+    var cancelRequested = false
+    var order: UInt64
+    var dependents: [Int32] = []
+    var enqueuedAt: Int64
+    var firstStartedAt = never
+    var lastStartedAt = never
+    var runNanoseconds: Int64 = 0
+    var finishedAt = never
+    var holdUntil = never
+    var retryAt = never
+    var worker: UInt64 = 0
+    var lastFailure: String?
+    var result: CallResult?
+
+    var snapshot: UInt64 { operation.snapshot ?? 0 }
+}
+
+/// A worker task of a sequence, as the pipeline sees it.
+struct WorkerState: Sendable {
+    let lane: Int32
+    /// The slot it runs, if any.
+    var current: Int32?
+    /// It was woken or spawned to take work and has not asked for it yet.
+    var wakePending = true
+    /// It must not take another operation: its task is being cancelled.
+    var doomed = false
+    /// Set when the cancel signal was sent before its waiter registered.
+    var cancelSignalled = false
+    var cancelWaiter: CheckedContinuation<Void, Never>?
+}
+
+/// How a parked worker was resumed.
+enum WorkerWake: Sendable {
+    /// Dispatch chose it for ready work.
+    case work
+    /// Something else changed: shutdown, cancellation, or a state it must re-check.
+    case recheck
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// The single authority over operation state: the graph, snapshots, dependencies, priorities, holds and statuses.
+///
+/// Reach it from ``DataPoint/pipeline`` for detailed queries. Every answer is consistent with one moment of the
+/// pipeline's state.
+///
+/// ```swift
+/// let snapshot = point.pipeline.lastSnapshot
+/// let waiting = point.pipeline.dependents(of: id)
+/// ```
+public actor Pipeline {
+    nonisolated let core: PipelineCore
+
+    init(core: PipelineCore) {
+        self.core = core
+    }
+
+    /// An operation's current state, or `nil` when no such operation is known.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Its status.
+    public nonisolated func status(of id: UUID) -> CallStatus? {
+        let now = core.clock.now
+        return core.read { $0.status(of: id, now: now) }
+    }
+
+    /// An operation as enqueued, with its snapshot.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: The operation, or `nil` when unknown.
+    public nonisolated func operation(_ id: UUID) -> CallOperation? {
+        core.read { $0.operation(id) }
+    }
+
+    /// The operations still waiting for this one to finish.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Their ids, or `nil` when the operation is unknown.
+    public nonisolated func dependents(of id: UUID) -> [UUID]? {
+        core.read { $0.dependents(of: id) }
+    }
+
+    /// An operation's holds by context.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: When each context's hold ends, or `nil` when the operation is unknown.
+    public nonisolated func holds(of id: UUID) -> [String?: Date]? {
+        core.read { $0.holds(of: id) }
+    }
+
+    /// The snapshot number of the latest commit; the next commit gets this plus 1.
+    public nonisolated var lastSnapshot: UInt64 {
+        core.read(\.lastSnapshot)
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+extension PipelineCore {
+    // MARK: - Lifecycle
+
+    func start() throws(RelayError) {
+        try transition { (machine) throws(RelayError) in try machine.start() }.effects.perform()
+    }
+
+    /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group.
+    func run() async {
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.runTimers() }
+                while let (sequence, lane) = await nextLaneToStart() {
+                    group.addTask { await sequence.run(in: self, lane: lane) }
+                }
+            }
+        } onCancel: {
+            beginStop(gracePeriod: .zero)
+        }
+        await finishShutdown()
+    }
+
+    /// Stops starting operations. Running ones may finish within the grace period; then their tasks are cancelled.
+    ///
+    /// Returns whether the DataPoint stopped at once, because it was not running.
+    @discardableResult
+    func beginStop(gracePeriod: Duration) -> Bool {
+        let now = clock.now
+        let (deadline, overflow) = now.addingReportingOverflow(max(gracePeriod, .zero).relayNanoseconds)
+        let stopped = transition { machine in
+            machine.beginStop(deadline: overflow ? Int64.max : deadline, now: now)
+            return machine.lifecycle == .stopped
+        }
+        stopped.effects.perform()
+        return stopped.value
+    }
+
+    func finishShutdown() async {
+        let now = clock.now
+        transition { $0.completeShutdown(now: now) }.effects.perform()
+        try? await storage.close()
+    }
+
+    func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if state.withLock({ $0.waitUntilStopped(continuation) }) { continuation.resume() }
+        }
+    }
+
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if state.withLock({ $0.waitUntilIdle(continuation) }) { continuation.resume() }
+        }
+    }
+
+    private func nextLaneToStart() async -> (CallSequence, Int32)? {
+        while true {
+            switch transition({ $0.nextLaneToStart(nil) }).value {
+            case .start(let sequence, let lane): return (sequence, lane)
+            case .stop: return nil
+            case .wait: break
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let cancelled = Task.isCancelled
+                    let registered = state.withLock { machine in
+                        guard !cancelled, case .wait = machine.nextLaneToStart(continuation) else { return false }
+                        return true
+                    }
+                    if !registered { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { $0.laneStartWaiter.take() }?.resume()
+            }
+        }
+    }
+
+    // MARK: - Timers
+
+    /// Sleeps on the injected clock until the earliest hold, retry or shutdown deadline, and fires it.
+    private func runTimers() async {
+        while !Task.isCancelled {
+            switch transition({ $0.timerPlan() }).value {
+            case .exit:
+                return
+            case .wait(let generation):
+                await waitForRearm(generation)
+            case .sleep(let deadline, let generation):
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await self.clock.sleep(until: deadline) }
+                    group.addTask { await self.waitForRearm(generation) }
+                    await group.next()
+                    group.cancelAll()
+                }
+            }
+            guard !Task.isCancelled else { return }
+            let now = clock.now
+            try? await acknowledge(transition { $0.fireTimers(now: now) })
+        }
+    }
+
+    private func waitForRearm(_ generation: UInt64) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let cancelled = Task.isCancelled
+                let stale = state.withLock { machine in
+                    cancelled || machine.waitForRearm(generation: generation, continuation)
+                }
+                if stale { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.timerWaiter.take() }?.resume()
+        }
+    }
+
+    // MARK: - Sequence supervisors
+
+    /// Waits until the lane asks for workers; `false` once the DataPoint stops.
+    func waitForSpawnRequest(lane: Int32) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let cancelled = Task.isCancelled
+                let immediate = state.withLock { machine in
+                    cancelled ? false : machine.waitForSpawnRequest(lane: lane, continuation)
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            state.withLock { $0.stopWaitingForSpawnRequest(lane: lane) }?.resume(returning: false)
+        }
+    }
+
+    func takeSpawn(lane: Int32) -> UInt64? {
+        state.withLock { $0.takeSpawn(lane: lane) }
+    }
+
+    // MARK: - Workers
+
+    /// One worker: a loop that takes ready operations of its lane one at a time, beside a child that cancels the
+    /// loop when the operation it runs is cancelled. A cancelled worker finishes its operation and exits; the lane
+    /// spawns a replacement if work remains.
+    func runWorker(_ worker: UInt64, lane: Int32) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.workerLoop(worker, lane: lane) }
+            group.addTask { await self.waitForCancelSignal(worker) }
+            await group.next()
+            group.cancelAll()
+        }
+        transition { $0.workerExited(worker, claimWake: false) }.effects.perform()
+    }
+
+    private func workerLoop(_ worker: UInt64, lane: Int32) async {
+        var claimWake = true
+        while true {
+            let now = clock.now
+            let cancelled = Task.isCancelled
+            let next = transition {
+                $0.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+            }
+            claimWake = false
+            if !next.effects.isEmpty { next.effects.perform() }
+            switch next.value {
+            case .run(let job):
+                let end = await execute(job)
+                let finishedAt = clock.now
+                try? await acknowledge(transition { $0.finish(job.slot, worker: worker, end: end, now: finishedAt) })
+            case .park:
+                claimWake = await park(worker, lane: lane) == .work
+            case .exit:
+                return
+            }
+        }
+    }
+
+    private func execute(_ job: PipelineStateMachine.Job) async -> PipelineStateMachine.AttemptEnd {
+        do {
+            return .outcome(try await job.executor.execute(job.operation, context: job.context))
+        } catch {
+            let reason = String(describing: error)
+            return Task.isCancelled ? .interrupted(reason) : .error(reason)
+        }
+    }
+
+    private func park(_ worker: UInt64, lane: Int32) async -> WorkerWake {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WorkerWake, Never>) in
+                let cancelled = Task.isCancelled
+                let parked = transition { $0.park(lane: lane, worker: worker, cancelled: cancelled, continuation) }
+                if let immediate = parked.value { continuation.resume(returning: immediate) }
+                parked.effects.perform()
+            }
+        } onCancel: {
+            state.withLock { $0.unpark(lane: lane, worker: worker) }?.resume(returning: .recheck)
+        }
+    }
+
+    private func waitForCancelSignal(_ worker: UInt64) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let cancelled = Task.isCancelled
+                let signalled = state.withLock { machine in
+                    cancelled || machine.waitForCancelSignal(worker, continuation)
+                }
+                if signalled { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.stopWaitingForCancelSignal(worker) }?.resume()
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+/// Runs the pipeline's state machine under one lock and performs what it asks for outside the lock.
+///
+/// The actors (``DataPoint``, ``Pipeline``, ``CallSequence``) are the public faces; this is the hot path they share.
+/// Workers call it directly, so that starting and finishing an operation costs two short critical sections rather
+/// than actor hops.
+final class PipelineCore: Sendable {
+    struct Transition<Value: Sendable>: Sendable {
+        let value: Value
+        var effects: PipelineEffects
+        let ticket: StorageTicket
+    }
+
+    let state: Mutex<PipelineStateMachine>
+    let storage: any Storage
+    let clock: ClockSource
+    let configuration: DataPoint.Configuration
+
+    init(storage: any Storage, clock: ClockSource, configuration: DataPoint.Configuration) {
+        self.storage = storage
+        self.clock = clock
+        self.configuration = configuration
+        state = Mutex(
+            PipelineStateMachine(
+                origin: clock.origin,
+                limits: .init(
+                    retention: configuration.retention.relayNanoseconds,
+                    maximumPayloadSize: configuration.maximumPayloadSize,
+                    metricsWindow: configuration.metricsWindow
+                )
+            )
+        )
+    }
+
+    /// Runs one transition under the lock and hands its records to storage in the same critical section, so the
+    /// store sees transitions in the order they happened.
+    @inline(__always)
+    func transition<Value: Sendable, Failure: Error>(
+        _ body: (inout PipelineStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> Transition<Value> {
+        try state.withLock { (machine) throws(Failure) -> Transition<Value> in
+            let value = try body(&machine)
+            var ticket = StorageTicket.durable
+            if !machine.records.isEmpty {
+                ticket = storage.append(machine.records)
+                machine.records.removeAll(keepingCapacity: true)
+            }
+            return Transition(value: value, effects: machine.takeEffects(), ticket: ticket)
+        }
+    }
+
+    /// Waits until the transition is durable, then resumes its waiters; nothing is acknowledged before that.
+    func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
+        var effects = transition.effects
+        if transition.ticket != .durable {
+            do {
+                try await storage.waitUntilDurable(transition.ticket)
+            } catch {
+                let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
+                effects.failResults(with: failure)
+                effects.perform()
+                throw failure
+            }
+        }
+        effects.perform()
+    }
+
+    func now() -> Int64 { clock.now }
+
+    // MARK: - Commands
+
+    func enqueue(_ operations: [CallOperation]) async throws(RelayError) {
+        let now = clock.now
+        try await acknowledge(try transition { (machine) throws(RelayError) in try machine.enqueue(operations, now: now) })
+    }
+
+    func cancel(_ id: UUID) async throws(RelayError) -> Bool {
+        let now = clock.now
+        let done = try transition { (machine) throws(RelayError) in try machine.cancel(id, now: now) }
+        try await acknowledge(done)
+        return done.value
+    }
+
+    func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
+        let now = clock.now
+        let deadline = until.map(clock.time(of:))
+        try await acknowledge(
+            try transition { (machine) throws(RelayError) in
+                try machine.hold(id, until: deadline, context: context, now: now)
+            }
+        )
+    }
+
+    func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
+        let now = clock.now
+        let done = try transition { (machine) throws(RelayError) in
+            try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now)
+        }
+        try await acknowledge(done)
+        return done.value
+    }
+
+    func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
+        let now = clock.now
+        let done = try transition { (machine) throws(RelayError) in
+            try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now)
+        }
+        try await acknowledge(done)
+        return done.value
+    }
+
+    func register(_ executor: any CallExecutor, for kind: CallKind) {
+        let now = clock.now
+        transition { $0.register(executor, for: kind, now: now) }.effects.perform()
+    }
+
+    func upsertLane(
+        _ name: CallSequence.Name,
+        sequence: CallSequence,
+        bunchSize: Int,
+        algorithm: CallSequence.Algorithm,
+        addingSuspensions: Int
+    ) async throws(RelayError) {
+        let now = clock.now
+        try await acknowledge(
+            transition {
+                $0.upsertLane(
+                    name,
+                    sequence: sequence,
+                    bunchSize: bunchSize,
+                    algorithm: algorithm,
+                    addingSuspensions: addingSuspensions,
+                    now: now
+                )
+            }
+        )
+    }
+
+    func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
+        let now = clock.now
+        try await acknowledge(
+            try transition { (machine) throws(RelayError) in try machine.setBunchSize(size, lane: name, now: now) }
+        )
+    }
+
+    func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
+        let now = clock.now
+        try await acknowledge(
+            try transition { (machine) throws(RelayError) in try machine.setAlgorithm(algorithm, lane: name, now: now) }
+        )
+    }
+
+    func restore(_ stored: StoredState) async throws(RelayError) {
+        let now = clock.now
+        let clock = self.clock
+        try await acknowledge(transition { $0.restore(stored, clock: clock, now: now) })
+    }
+
+    // MARK: - Queries
+
+    func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
+        state.withLock { body($0) }
+    }
+
+    var isRunning: Bool { read { $0.lifecycle == .running } }
+
+    // MARK: - Results
+
+    func awaitResult(of id: UUID) async throws -> CallResult {
+        let waiter = state.withLock { machine in
+            defer { machine.nextWaiterID += 1 }
+            return machine.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CallResult, any Error>) in
+                let cancelled = Task.isCancelled
+                let immediate = state.withLock {
+                    $0.awaitResult(id, waiter: waiter, cancelled: cancelled, continuation)
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            state.withLock { $0.stopAwaitingResult(id, waiter: waiter) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: - Events
+
+    func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
+        let subscription = EventSubscription(capacity: bufferSize)
+        let subscribed = try transition { (machine) throws(RelayError) in
+            try machine.subscribe(subscription, to: operationID)
+        }
+        subscribed.effects.perform()
+        let id = subscribed.value
+        let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
+            guard id != 0, let self else { return }
+            self.state.withLock { $0.unsubscribe(id, from: operationID) }
+        }
+        return CallEventStream(lifetime: lifetime)
+    }
+
+    func addSink(_ sink: any EventSink) {
+        let subscribed = try? transition { (machine) throws(RelayError) in try machine.subscribe(sink, to: nil) }
+        subscribed?.effects.perform()
+    }
+}
+
+extension PipelineCore {
+    func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
+        try await acknowledge(transition { $0.adoptLane(name, sequence: sequence) })
+    }
+}

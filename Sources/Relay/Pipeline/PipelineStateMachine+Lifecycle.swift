@@ -1,0 +1,187 @@
+import Foundation
+
+extension PipelineStateMachine {
+    mutating func start() throws(RelayError) {
+        switch lifecycle {
+        case .idle:
+            lifecycle = .running
+            dispatchAll()
+            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        case .running, .stopping:
+            throw RelayError(.alreadyRunning, "the DataPoint is already running")
+        case .stopped:
+            throw RelayError(.shutdown, "the DataPoint has shut down and cannot run again")
+        }
+    }
+
+    /// The next registered sequence whose supervisor has not started, if the DataPoint runs.
+    enum LaneStart: Sendable {
+        case start(CallSequence, lane: Int32)
+        case wait
+        case stop
+    }
+
+    mutating func nextLaneToStart(_ continuation: CheckedContinuation<Void, Never>?) -> LaneStart {
+        guard lifecycle == .running else { return .stop }
+        for lane in lanes.indices where !lanes[lane].supervisorStarted {
+            if let sequence = lanes[lane].sequence {
+                lanes[lane].supervisorStarted = true
+                return .start(sequence, lane: Int32(lane))
+            }
+        }
+        if let continuation { laneStartWaiter = continuation }
+        return .wait
+    }
+
+    /// Stops starting operations; running ones may finish until `deadline`, then their tasks are cancelled.
+    mutating func beginStop(deadline: Int64, now: Int64) {
+        switch lifecycle {
+        case .idle:
+            completeShutdown(now: now)
+        case .running:
+            lifecycle = .stopping(deadline: deadline)
+            for lane in lanes.indices {
+                for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
+                lanes[lane].idleWorkers.removeAll()
+                if let spawner = lanes[lane].spawnWaiter.take() { effects.spawnWakes.append((spawner, false)) }
+            }
+            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            rearmTimer()
+            if deadline <= now { fireTimers(now: now) }
+        case .stopping(let current):
+            guard deadline < current else { return }
+            lifecycle = .stopping(deadline: deadline)
+            rearmTimer()
+            if deadline <= now { fireTimers(now: now) }
+        case .stopped:
+            break
+        }
+    }
+
+    /// Ends the DataPoint's life: every waiter is resumed, with a shutdown error where it awaited an outcome.
+    mutating func completeShutdown(now: Int64) {
+        lifecycle = .stopped
+        for (slot, waiters) in resultWaiters {
+            let id = slots[Int(slot)].operation.id
+            let error = RelayError(
+                .shutdown,
+                "the DataPoint shut down before operation \(id) finished; it stays stored",
+                operationIDs: [id]
+            )
+            for waiter in waiters { effects.results.append((waiter.continuation, .failure(error))) }
+        }
+        resultWaiters.removeAll()
+        hub.closeAll(wakes: &effects.sinks)
+        effects.signals.append(contentsOf: idleWaiters)
+        idleWaiters.removeAll()
+        effects.signals.append(contentsOf: stopWaiters)
+        stopWaiters.removeAll()
+        if let waiter = timerWaiter.take() { effects.signals.append(waiter) }
+        if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        for lane in lanes.indices {
+            for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
+            lanes[lane].idleWorkers.removeAll()
+            if let spawner = lanes[lane].spawnWaiter.take() { effects.spawnWakes.append((spawner, false)) }
+        }
+    }
+
+    mutating func waitUntilStopped(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard lifecycle != .stopped else { return true }
+        stopWaiters.append(continuation)
+        return false
+    }
+
+    mutating func waitUntilIdle(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard !isIdle, lifecycle != .stopped else { return true }
+        idleWaiters.append(continuation)
+        return false
+    }
+
+    // MARK: - Restore
+
+    /// Rebuilds the graph from a store's state when the DataPoint opens.
+    ///
+    /// Operations that were running when the process stopped are pending again with their attempt counted.
+    /// A dependency the store no longer holds finished long ago and was evicted, so it counts as satisfied.
+    mutating func restore(_ stored: StoredState, clock: ClockSource, now: Int64) {
+        lastSnapshot = stored.lastSnapshot
+        suspensionCount = max(0, stored.suspensionCount)
+        for sequence in stored.sequences {
+            let lane = placeholderLane(sequence.name)
+            lanes[Int(lane)].bunchSize = max(1, sequence.bunchSize)
+            lanes[Int(lane)].algorithm = sequence.algorithm
+            lanes[Int(lane)].suspensionCount = max(0, sequence.suspensionCount)
+        }
+        var restored: [Int32] = []
+        restored.reserveCapacity(stored.operations.count)
+        for entry in stored.operations {
+            guard index[entry.operation.id] == nil else { continue }
+            let lane = placeholderLane(entry.operation.sequenceName)
+            var slot = OperationSlot(
+                operation: entry.operation,
+                lane: lane,
+                executor: executorIndex[entry.operation.kind] ?? -1,
+                order: nextOrder,
+                enqueuedAt: clock.time(of: entry.enqueuedAt)
+            )
+            nextOrder += 1
+            lastSnapshot = max(lastSnapshot, entry.operation.snapshot ?? 0)
+            slot.attempts = Int32(clamping: entry.attempts)
+            slot.firstStartedAt = entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never
+            slot.retryAt = entry.retryAt.map(clock.time(of:)) ?? OperationSlot.never
+            let contexts = entry.holds.mapValues(clock.time(of:))
+            slot.holdUntil = contexts.values.max() ?? OperationSlot.never
+            if let result = entry.result {
+                slot.phase = .finished
+                slot.result = result
+                slot.finishedAt = entry.finishedAt.map(clock.time(of:)) ?? now
+            }
+            let number = allocateSlot(slot)
+            index[entry.operation.id] = number
+            if !contexts.isEmpty { holds[number] = contexts }
+            restored.append(number)
+        }
+        for slot in restored {
+            let s = Int(slot)
+            let l = Int(slots[s].lane)
+            if let result = slots[s].result {
+                switch result {
+                case .completed: lanes[l].counts.completed += 1
+                case .skipped: lanes[l].counts.skipped += 1
+                case .failed: lanes[l].counts.failed += 1
+                case .cancelled: lanes[l].counts.cancelled += 1
+                }
+                retained.append((slots[s].finishedAt, slot))
+                continue
+            }
+            lanes[l].counts.pending += 1
+            if lanes[l].algorithm == .commitGraph {
+                if lanes[l].openCommits.last != slots[s].snapshot { lanes[l].openCommits.append(slots[s].snapshot) }
+                lanes[l].commitRemaining[slots[s].snapshot, default: 0] += 1
+            }
+        }
+        var cancellations: [(Int32, CallResult)] = []
+        for slot in restored where slots[Int(slot)].phase == .pending {
+            let s = Int(slot)
+            var blocker: CallResult?
+            for dependency in slots[s].operation.dependencies {
+                guard let target = index[dependency] else { continue }
+                let t = Int(target)
+                guard slots[t].phase == .finished, let result = slots[t].result else {
+                    slots[t].dependents.append(slot)
+                    slots[s].unfinishedDependencies += 1
+                    continue
+                }
+                if blocker == nil, slots[s].operation.onDependencyFailure == .cancel,
+                    let reason = Self.cancellation(afterDependency: dependency, finished: result)
+                {
+                    blocker = .cancelled(reason)
+                }
+            }
+            if let blocker { cancellations.append((slot, blocker)) }
+        }
+        for (slot, result) in cancellations { finishTerminal(slot, result, now: now) }
+        for slot in restored { reevaluate(slot, now: now) }
+        retained.sort { $0.finishedAt < $1.finishedAt }
+    }
+}

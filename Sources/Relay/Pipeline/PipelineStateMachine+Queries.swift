@@ -1,0 +1,93 @@
+import Foundation
+
+extension PipelineStateMachine {
+    func metrics(of s: Int) -> CallMetrics {
+        let slot = slots[s]
+        let started = slot.firstStartedAt == OperationSlot.never ? nil : slot.firstStartedAt
+        return CallMetrics(
+            enqueuedAt: date(slot.enqueuedAt),
+            startedAt: started.map(date),
+            finishedAt: slot.finishedAt == OperationSlot.never ? nil : date(slot.finishedAt),
+            queueWait: started.map { .nanoseconds($0 - slot.enqueuedAt) },
+            runTime: .nanoseconds(slot.runNanoseconds),
+            attempts: Int(slot.attempts)
+        )
+    }
+
+    func status(of id: UUID, now: Int64) -> CallStatus? {
+        guard let slot = index[id] else { return nil }
+        let s = Int(slot)
+        let entry = slots[s]
+        let state: CallStatus.State
+        switch entry.phase {
+        case .free:
+            return nil
+        case .finished:
+            guard let result = entry.result else { return nil }
+            state = .finished(result)
+        case .running:
+            state = .running(attempt: Int(entry.attempts))
+        case .pending, .ready:
+            state = .pending(waiting(for: s, now: now))
+        }
+        return CallStatus(
+            id: id,
+            sequenceName: entry.operation.sequenceName,
+            snapshot: entry.snapshot,
+            state: state,
+            attempts: Int(entry.attempts),
+            metrics: metrics(of: s)
+        )
+    }
+
+    private func waiting(for s: Int, now: Int64) -> CallStatus.Waiting {
+        let entry = slots[s]
+        let lane = lanes[Int(entry.lane)]
+        if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }
+        if entry.executor < 0 && executorIndex[entry.operation.kind] == nil {
+            return .executorNotRegistered(entry.operation.kind)
+        }
+        if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
+        if entry.holdUntil > now && entry.holdUntil >= entry.retryAt { return .held(until: date(entry.holdUntil)) }
+        if entry.retryAt > now { return .retry(at: date(entry.retryAt)) }
+        if entry.gated { return .earlierCommit }
+        if suspensionCount > 0 || lane.suspensionCount > 0 { return .suspended }
+        return .ready
+    }
+
+    func metricsSnapshot() -> MetricsSnapshot {
+        var sequences: [CallSequence.Name: MetricsSnapshot.Counts] = [:]
+        for lane in lanes { sequences[lane.name] = lane.counts }
+        return MetricsSnapshot(
+            sequences: sequences,
+            running: runningTotal,
+            queueWait: queueWaits.percentiles(),
+            runTime: runTimes.percentiles(),
+            droppedEvents: hub.droppedEvents
+        )
+    }
+
+    func holds(of id: UUID) -> [String?: Date]? {
+        guard let slot = index[id] else { return nil }
+        return (holds[slot] ?? [:]).mapValues(date)
+    }
+
+    func dependents(of id: UUID) -> [UUID]? {
+        guard let slot = index[id] else { return nil }
+        return slots[Int(slot)].dependents.map { slots[Int($0)].operation.id }
+    }
+
+    func operation(_ id: UUID) -> CallOperation? {
+        index[id].map { slots[Int($0)].operation }
+    }
+
+    func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {
+        guard let lane = laneIndex[name] else { return nil }
+        return (lanes[Int(lane)].bunchSize, lanes[Int(lane)].algorithm)
+    }
+
+    func suspensionCount(of name: CallSequence.Name?) -> Int {
+        guard let name else { return suspensionCount }
+        return laneIndex[name].map { lanes[Int($0)].suspensionCount } ?? 0
+    }
+}

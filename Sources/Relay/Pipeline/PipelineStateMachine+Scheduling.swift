@@ -1,0 +1,326 @@
+import Foundation
+
+extension PipelineStateMachine {
+    // MARK: - Workers
+
+    /// Registers the lane supervisor's wait for spawn requests, or returns its answer at once.
+    mutating func waitForSpawnRequest(lane: Int32, _ continuation: CheckedContinuation<Bool, Never>) -> Bool? {
+        let l = Int(lane)
+        guard lifecycle == .running else { return false }
+        if lanes[l].pendingSpawns > 0 { return true }
+        lanes[l].spawnWaiter = continuation
+        return nil
+    }
+
+    mutating func stopWaitingForSpawnRequest(lane: Int32) -> CheckedContinuation<Bool, Never>? {
+        lanes[Int(lane)].spawnWaiter.take()
+    }
+
+    /// Creates the worker for one pending spawn request of the lane.
+    mutating func takeSpawn(lane: Int32) -> UInt64? {
+        let l = Int(lane)
+        guard lifecycle == .running, lanes[l].pendingSpawns > 0 else { return nil }
+        lanes[l].pendingSpawns -= 1
+        let worker = nextWorkerID
+        nextWorkerID += 1
+        workers[worker] = WorkerState(lane: lane)
+        return worker
+    }
+
+    /// The worker's next step: run an operation, park until there is work, or exit.
+    ///
+    /// - Parameter claimWake: The worker was woken or spawned for work, and now claims that wake.
+    mutating func nextJob(lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64) -> NextJob {
+        let l = Int(lane)
+        if claimWake { lanes[l].wakesInFlight -= 1 }
+        guard lifecycle == .running, !cancelled else { return exit(worker) }
+        if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker) }
+        if lanes[l].workers > lanes[l].bunchSize { return exit(worker) }
+        guard suspensionCount == 0, lanes[l].suspensionCount == 0, lanes[l].running < lanes[l].bunchSize else {
+            return .park
+        }
+        while let entry = lanes[l].ready.popFirst() {
+            let s = Int(entry.slot)
+            guard slots[s].phase == .ready, slots[s].token == entry.token else { continue }
+            return .run(start(entry.slot, lane: l, worker: worker, now: now))
+        }
+        return .park
+    }
+
+    private mutating func start(_ slot: Int32, lane l: Int, worker: UInt64, now: Int64) -> Job {
+        let s = Int(slot)
+        slots[s].phase = .running
+        slots[s].attempts += 1
+        if slots[s].firstStartedAt == OperationSlot.never { slots[s].firstStartedAt = now }
+        slots[s].lastStartedAt = now
+        slots[s].worker = worker
+        lanes[l].readyCount -= 1
+        lanes[l].running += 1
+        lanes[l].counts.pending -= 1
+        lanes[l].counts.running += 1
+        runningTotal += 1
+        let attempt = Int(slots[s].attempts)
+        let id = slots[s].operation.id
+        let startedAt = date(now)
+        records.append(.started(id, attempt: attempt, at: startedAt))
+        if hub.isActive {
+            publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
+        }
+        return Job(
+            slot: slot,
+            operation: slots[s].operation,
+            executor: executors[Int(slots[s].executor)],
+            context: CallContext(
+                attempt: attempt,
+                idempotencyKey: slots[s].operation.idempotencyKey,
+                startedAt: startedAt
+            )
+        )
+    }
+
+    /// Registers a parked worker, or returns how to resume it at once when its wait is already over.
+    mutating func park(
+        lane: Int32,
+        worker: UInt64,
+        cancelled: Bool,
+        _ continuation: CheckedContinuation<WorkerWake, Never>
+    ) -> WorkerWake? {
+        let l = Int(lane)
+        guard lifecycle == .running, !cancelled, workers[worker]?.doomed != true else { return .recheck }
+        lanes[l].idleWorkers.append((worker, continuation))
+        // Work may have arrived between the decision to park and this registration.
+        dispatch(lane)
+        return nil
+    }
+
+    mutating func unpark(lane: Int32, worker: UInt64) -> CheckedContinuation<WorkerWake, Never>? {
+        let l = Int(lane)
+        guard let position = lanes[l].idleWorkers.firstIndex(where: { $0.worker == worker }) else { return nil }
+        return lanes[l].idleWorkers.remove(at: position).continuation
+    }
+
+    private mutating func exit(_ worker: UInt64) -> NextJob {
+        workerExited(worker, claimWake: false)
+        return .exit
+    }
+
+    /// Forgets a worker; idempotent. `claimWake` releases a wake it was given but never claimed.
+    mutating func workerExited(_ worker: UInt64, claimWake: Bool) {
+        guard let state = workers.removeValue(forKey: worker) else { return }
+        let l = Int(state.lane)
+        if claimWake { lanes[l].wakesInFlight -= 1 }
+        lanes[l].workers -= 1
+        if state.doomed { doomedWorkers -= 1 }
+        if let waiter = state.cancelWaiter { effects.signals.append(waiter) }
+        if lifecycle == .running {
+            dispatch(state.lane)
+        } else if workers.isEmpty {
+            rearmTimer()
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// Applies the end of an attempt.
+    mutating func finish(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
+        let s = Int(slot)
+        guard slots[s].phase == .running, slots[s].worker == worker else { return }
+        let l = Int(slots[s].lane)
+        lanes[l].running -= 1
+        lanes[l].counts.running -= 1
+        lanes[l].counts.pending += 1
+        runningTotal -= 1
+        slots[s].phase = .pending
+        slots[s].worker = 0
+        slots[s].runNanoseconds += now - slots[s].lastStartedAt
+        switch end {
+        case .outcome(.completed(let data)):
+            finishTerminal(slot, .completed(data), now: now)
+        case .outcome(.skipped):
+            finishTerminal(slot, .skipped, now: now)
+        case .outcome(.failed(let reason)):
+            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: Int(slots[s].attempts))), now: now)
+        case .outcome(.retry(let after, let reason)):
+            retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
+        case .error(let reason):
+            retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+        case .interrupted(let reason):
+            if slots[s].cancelRequested {
+                finishTerminal(slot, .cancelled(.requested), now: now)
+            } else if lifecycle != .running {
+                interrupt(slot, now: now)
+            } else {
+                retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+            }
+        }
+        if lifecycle != .running && runningTotal == 0 { rearmTimer() }
+    }
+
+    private mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {
+        let s = Int(slot)
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        let attempts = Int(slots[s].attempts)
+        let elapsed = Duration.nanoseconds(now - slots[s].firstStartedAt)
+        let policy = slots[s].operation.retryPolicy
+        guard
+            let delay = policy.nextDelay(
+                afterAttempt: attempts,
+                elapsed: elapsed,
+                requestedDelay: requestedDelay,
+                using: &generator
+            )
+        else {
+            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            return
+        }
+        slots[s].lastFailure = reason
+        let (retryAt, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
+        slots[s].retryAt = overflow ? Int64.max : retryAt
+        let id = slots[s].operation.id
+        records.append(.retryScheduled(id, attempt: attempts, at: date(slots[s].retryAt)))
+        publish(
+            .retryScheduled(attempt: attempts, at: date(slots[s].retryAt), reason: reason),
+            operation: id,
+            sequence: slots[s].operation.sequenceName,
+            now: now
+        )
+        reevaluate(slot, now: now)
+    }
+
+    /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
+    private mutating func interrupt(_ slot: Int32, now: Int64) {
+        records.append(.interrupted(slots[Int(slot)].operation.id, at: date(now)))
+        reevaluate(slot, now: now)
+    }
+
+    /// Ends an operation and everything that must end with it, without recursion: a long chain of dependents that
+    /// a failure cancels is walked with an explicit worklist.
+    mutating func finishTerminal(_ slot: Int32, _ result: CallResult, now: Int64) {
+        var cascade: [(Int32, CallResult)] = []
+        settle(slot, result, now: now, cascade: &cascade)
+        while let (next, nextResult) = cascade.popLast() {
+            settle(next, nextResult, now: now, cascade: &cascade)
+        }
+    }
+
+    private mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]) {
+        let s = Int(slot)
+        let previous = slots[s].phase
+        guard previous == .pending || previous == .ready else { return }
+        let l = Int(slots[s].lane)
+        if previous == .ready { lanes[l].readyCount -= 1 }
+        lanes[l].counts.pending -= 1
+        switch result {
+        case .completed: lanes[l].counts.completed += 1
+        case .skipped: lanes[l].counts.skipped += 1
+        case .failed: lanes[l].counts.failed += 1
+        case .cancelled: lanes[l].counts.cancelled += 1
+        }
+        slots[s].phase = .finished
+        slots[s].token &+= 1
+        slots[s].finishedAt = now
+        slots[s].result = result
+        slots[s].gated = false
+        if slots[s].firstStartedAt != OperationSlot.never {
+            queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
+            runTimes.record(slots[s].runNanoseconds)
+        }
+        let id = slots[s].operation.id
+        records.append(.finished(id, result, at: date(now)))
+        if hub.hasSubscribers(for: id) {
+            let metrics = metrics(of: s)
+            let kind: CallEvent.Kind =
+                switch result {
+                case .completed: .completed(metrics)
+                case .skipped: .skipped(metrics)
+                case .failed(let failure): .failed(failure, metrics)
+                case .cancelled(let reason): .cancelled(reason, metrics)
+                }
+            publish(kind, operation: id, sequence: lanes[l].name, now: now)
+        }
+        if !resultWaiters.isEmpty, let waiters = resultWaiters.removeValue(forKey: slot) {
+            for waiter in waiters { effects.results.append((waiter.continuation, .success(result))) }
+        }
+        let dependents = slots[s].dependents
+        slots[s].dependents = []
+        for dependent in dependents {
+            let d = Int(dependent)
+            if slots[d].operation.onDependencyFailure == .cancel,
+                let reason = Self.cancellation(afterDependency: id, finished: result)
+            {
+                cascade.append((dependent, .cancelled(reason)))
+            } else {
+                slots[d].unfinishedDependencies -= 1
+                if slots[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+            }
+        }
+        if lanes[l].algorithm == .commitGraph { commitFinished(slots[s].snapshot, lane: l, now: now) }
+        retained.append((now, slot))
+    }
+
+    /// With `.commitGraph`, releases the next commit's ready operations once every earlier one has finished.
+    private mutating func commitFinished(_ snapshot: UInt64, lane l: Int, now: Int64) {
+        guard let remaining = lanes[l].commitRemaining[snapshot] else { return }
+        if remaining > 1 {
+            lanes[l].commitRemaining[snapshot] = remaining - 1
+            return
+        }
+        lanes[l].commitRemaining[snapshot] = nil
+        guard lanes[l].oldestOpenCommit == snapshot else { return }
+        while let oldest = lanes[l].oldestOpenCommit, lanes[l].commitRemaining[oldest] == nil {
+            lanes[l].openCommitsHead += 1
+        }
+        if lanes[l].openCommitsHead == lanes[l].openCommits.count {
+            lanes[l].openCommits.removeAll(keepingCapacity: true)
+            lanes[l].openCommitsHead = 0
+        }
+        guard let next = lanes[l].oldestOpenCommit, let released = lanes[l].gated.removeValue(forKey: next) else {
+            return
+        }
+        for slot in released where slots[Int(slot)].gated {
+            slots[Int(slot)].gated = false
+            reevaluate(slot, now: now)
+        }
+    }
+
+    // MARK: - Results
+
+    /// Registers a waiter for an operation's result, or returns the answer at once.
+    mutating func awaitResult(
+        _ id: UUID,
+        waiter: UInt64,
+        cancelled: Bool,
+        _ continuation: CheckedContinuation<CallResult, any Error>
+    ) -> Result<CallResult, any Error>? {
+        if cancelled { return .failure(CancellationError()) }
+        guard let slot = index[id] else {
+            return .failure(
+                RelayError(
+                    .expired,
+                    "operation \(id) finished longer ago than the retention window",
+                    operationIDs: [id]
+                )
+            )
+        }
+        if let result = slots[Int(slot)].result { return .success(result) }
+        if lifecycle == .stopped {
+            return .failure(
+                RelayError(.shutdown, "the DataPoint shut down before operation \(id) finished", operationIDs: [id])
+            )
+        }
+        resultWaiters[slot, default: []].append((waiter, continuation))
+        return nil
+    }
+
+    mutating func stopAwaitingResult(_ id: UUID, waiter: UInt64) -> CheckedContinuation<CallResult, any Error>? {
+        guard let slot = index[id], var waiters = resultWaiters[slot],
+            let position = waiters.firstIndex(where: { $0.id == waiter })
+        else { return nil }
+        let continuation = waiters.remove(at: position).continuation
+        resultWaiters[slot] = waiters.isEmpty ? nil : waiters
+        return continuation
+    }
+}

@@ -1,0 +1,555 @@
+import Foundation
+
+/// The pipeline's whole state: the operation graph, the sequences, the timers and the waiters.
+///
+/// A pure value: every event is a `mutating func` that changes the state, appends storage records to ``records``
+/// and queues continuations to resume in ``effects``. ``PipelineCore`` runs each transition under its lock, hands the
+/// records to storage, and performs the effects after releasing the lock. Nothing here suspends, resumes a
+/// continuation, or calls user code.
+///
+/// Readiness is pushed: a finishing operation decrements its dependents' counts of unfinished dependencies, and an
+/// operation whose count reaches zero enters its sequence's ready queue. No operation is ever found by scanning.
+struct PipelineStateMachine: Sendable {
+    struct Limits: Sendable {
+        var retention: Int64
+        var maximumPayloadSize: Int
+        var metricsWindow: Int
+    }
+
+    enum Lifecycle: Sendable, Equatable {
+        case idle
+        case running
+        /// No operation starts; running ones may finish until the deadline, then they are cancelled.
+        case stopping(deadline: Int64)
+        case stopped
+    }
+
+    enum NextJob: Sendable {
+        case run(Job)
+        case park
+        case exit
+    }
+
+    /// One attempt handed to a worker.
+    struct Job: Sendable {
+        let slot: Int32
+        let operation: CallOperation
+        let executor: any CallExecutor
+        let context: CallContext
+    }
+
+    /// How an attempt ended, as the worker saw it.
+    enum AttemptEnd: Sendable {
+        case outcome(CallOutcome)
+        /// The executor threw while its task was not cancelled.
+        case error(String)
+        /// The executor threw while its task was cancelled: by request, or by shutdown.
+        case interrupted(String)
+    }
+
+    enum TimerPlan: Sendable, Equatable {
+        case sleep(until: Int64, generation: UInt64)
+        case wait(generation: UInt64)
+        case exit
+    }
+
+    struct TimerEntry: Comparable, Sendable {
+        var deadline: Int64
+        var slot: Int32
+        var token: UInt32
+
+        static func < (lhs: TimerEntry, rhs: TimerEntry) -> Bool { lhs.deadline < rhs.deadline }
+        static func == (lhs: TimerEntry, rhs: TimerEntry) -> Bool { lhs.deadline == rhs.deadline }
+    }
+
+    let origin: Date
+    let limits: Limits
+
+    var slots: [OperationSlot] = []
+    var freeSlots: [Int32] = []
+    var index: [UUID: Int32] = [:]
+    var lanes: [Lane] = []
+    var laneIndex: [CallSequence.Name: Int32] = [:]
+    var executors: [any CallExecutor] = []
+    var executorIndex: [CallKind: Int32] = [:]
+    var waitingForExecutor: [CallKind: [Int32]] = [:]
+    var lastSnapshot: UInt64 = 0
+    var nextOrder: UInt64 = 1
+    var lifecycle = Lifecycle.idle
+    var graceExpired = false
+    var suspensionCount = 0
+    var runningTotal = 0
+    var timers = MinHeap<TimerEntry>()
+    var holds: [Int32: [String?: Int64]] = [:]
+    var resultWaiters: [Int32: [(id: UInt64, continuation: CheckedContinuation<CallResult, any Error>)]] = [:]
+    var nextWaiterID: UInt64 = 1
+    var workers: [UInt64: WorkerState] = [:]
+    var doomedWorkers = 0
+    var nextWorkerID: UInt64 = 1
+    var hub = EventHub()
+    var queueWaits: LatencyWindow
+    var runTimes: LatencyWindow
+    var retained: [(finishedAt: Int64, slot: Int32)] = []
+    var retainedHead = 0
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    var timerWaiter: CheckedContinuation<Void, Never>?
+    var timerGeneration: UInt64 = 0
+    var armedDeadline: Int64?
+    var laneStartWaiter: CheckedContinuation<Void, Never>?
+    var records: [StorageRecord] = []
+    var effects = PipelineEffects()
+    var generator = SystemRandomNumberGenerator()
+
+    init(origin: Date, limits: Limits) {
+        self.origin = origin
+        self.limits = limits
+        queueWaits = LatencyWindow(capacity: limits.metricsWindow)
+        runTimes = LatencyWindow(capacity: limits.metricsWindow)
+    }
+
+    func date(_ time: Int64) -> Date {
+        origin.addingTimeInterval(Double(time) / 1e9)
+    }
+
+    mutating func takeEffects() -> PipelineEffects {
+        if !idleWaiters.isEmpty && isIdle {
+            effects.signals.append(contentsOf: idleWaiters)
+            idleWaiters.removeAll()
+        }
+        guard !effects.isEmpty else { return PipelineEffects() }
+        var taken = PipelineEffects()
+        swap(&taken, &effects)
+        return taken
+    }
+
+    // MARK: - Events
+
+    mutating func publish(_ kind: CallEvent.Kind, operation: UUID?, sequence: CallSequence.Name?, now: Int64) {
+        guard hub.hasSubscribers(for: operation) else { return }
+        hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now), wakes: &effects.sinks)
+    }
+
+    mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
+        if let operationID {
+            guard let slot = index[operationID] else {
+                throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
+            }
+            if slots[Int(slot)].phase == .finished || lifecycle == .stopped {
+                if sink.close() { effects.sinks.append(sink) }
+                return 0
+            }
+        } else if lifecycle == .stopped {
+            if sink.close() { effects.sinks.append(sink) }
+            return 0
+        }
+        return hub.subscribe(sink, to: operationID)
+    }
+
+    mutating func unsubscribe(_ id: UInt64, from operationID: UUID?) {
+        hub.unsubscribe(id, from: operationID)
+    }
+
+    // MARK: - Sequences
+
+    mutating func upsertLane(
+        _ name: CallSequence.Name,
+        sequence: CallSequence,
+        bunchSize: Int,
+        algorithm: CallSequence.Algorithm,
+        addingSuspensions: Int,
+        now: Int64
+    ) {
+        let laneNumber: Int32
+        if let existing = laneIndex[name] {
+            laneNumber = existing
+            let wasRegistered = lanes[Int(existing)].isRegistered
+            if !wasRegistered { lanes[Int(existing)].sequence = sequence }
+            lanes[Int(existing)].bunchSize = bunchSize
+            setAlgorithm(algorithm, lane: existing, now: now)
+            if !wasRegistered, let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        } else {
+            laneNumber = Int32(lanes.count)
+            lanes.append(Lane(name: name, sequence: sequence, bunchSize: bunchSize, algorithm: algorithm))
+            laneIndex[name] = laneNumber
+            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        }
+        records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm))
+        for _ in 0..<max(0, addingSuspensions) {
+            _ = suspend(lane: laneNumber, reason: "suspended before it was added", now: now)
+        }
+        dispatch(laneNumber)
+    }
+
+    /// Gives a lane its actor without changing a configuration restored from storage; creates it if needed.
+    mutating func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) {
+        if let existing = laneIndex[name] {
+            guard lanes[Int(existing)].sequence == nil else { return }
+            lanes[Int(existing)].sequence = sequence
+            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            dispatch(existing)
+            return
+        }
+        laneIndex[name] = Int32(lanes.count)
+        lanes.append(Lane(name: name, sequence: sequence, bunchSize: 1, algorithm: .flat))
+        records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat))
+        if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+    }
+
+    /// A lane known only from stored operations, waiting for its sequence to be upserted.
+    mutating func placeholderLane(_ name: CallSequence.Name) -> Int32 {
+        if let existing = laneIndex[name] { return existing }
+        let number = Int32(lanes.count)
+        lanes.append(Lane(name: name, sequence: nil, bunchSize: 1, algorithm: .flat))
+        laneIndex[name] = number
+        return number
+    }
+
+    mutating func setBunchSize(_ size: Int, lane name: CallSequence.Name, now: Int64) throws(RelayError) {
+        guard size >= 1 else {
+            throw RelayError(.invalidBunchSize, "bunch size \(size) for sequence \(name) is below 1")
+        }
+        let lane = try registeredLane(name)
+        lanes[Int(lane)].bunchSize = size
+        records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
+        dispatch(lane)
+    }
+
+    mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane name: CallSequence.Name, now: Int64)
+        throws(RelayError)
+    {
+        let lane = try registeredLane(name)
+        setAlgorithm(algorithm, lane: lane, now: now)
+        records.append(.sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
+    }
+
+    func registeredLane(_ name: CallSequence.Name) throws(RelayError) -> Int32 {
+        guard let lane = laneIndex[name], lanes[Int(lane)].isRegistered else {
+            throw RelayError(.unknownSequence, "no sequence named \(name) is registered")
+        }
+        return lane
+    }
+
+    private mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane: Int32, now: Int64) {
+        let l = Int(lane)
+        guard lanes[l].algorithm != algorithm else { return }
+        lanes[l].algorithm = algorithm
+        switch algorithm {
+        case .flat:
+            let gated = lanes[l].gated.values.flatMap { $0 }
+            lanes[l].gated.removeAll()
+            lanes[l].resetCommitGraph()
+            for slot in gated where slots[Int(slot)].gated {
+                slots[Int(slot)].gated = false
+                reevaluate(slot, now: now)
+            }
+        case .commitGraph:
+            // Rebuild the per-commit accounting from the lane's unfinished operations; a rare, explicit change.
+            var remaining: [UInt64: Int] = [:]
+            for slot in slots where slot.lane == lane && slot.phase != .free && slot.phase != .finished {
+                remaining[slot.snapshot, default: 0] += 1
+            }
+            lanes[l].commitRemaining = remaining
+            lanes[l].openCommits = remaining.keys.sorted()
+            lanes[l].openCommitsHead = 0
+        }
+    }
+
+    // MARK: - Executors
+
+    mutating func register(_ executor: any CallExecutor, for kind: CallKind, now: Int64) {
+        if let existing = executorIndex[kind] {
+            executors[Int(existing)] = executor
+            return
+        }
+        let number = Int32(executors.count)
+        executors.append(executor)
+        executorIndex[kind] = number
+        guard let waiting = waitingForExecutor.removeValue(forKey: kind) else { return }
+        for slot in waiting where slots[Int(slot)].executor < 0 {
+            slots[Int(slot)].executor = number
+            reevaluate(slot, now: now)
+        }
+    }
+
+    // MARK: - Readiness
+
+    /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
+    mutating func reevaluate(_ slot: Int32, now: Int64) {
+        let s = Int(slot)
+        guard slots[s].phase == .pending, slots[s].unfinishedDependencies == 0, !slots[s].gated else { return }
+        let notBefore = max(slots[s].holdUntil, slots[s].retryAt)
+        if notBefore > now {
+            scheduleTimer(slot, at: notBefore)
+            return
+        }
+        if slots[s].executor < 0 {
+            let kind = slots[s].operation.kind
+            guard let executor = executorIndex[kind] else {
+                waitingForExecutor[kind, default: []].append(slot)
+                return
+            }
+            slots[s].executor = executor
+        }
+        let lane = slots[s].lane
+        let l = Int(lane)
+        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, slots[s].snapshot != oldest {
+            slots[s].gated = true
+            lanes[l].gated[slots[s].snapshot, default: []].append(slot)
+            return
+        }
+        slots[s].phase = .ready
+        slots[s].token &+= 1
+        lanes[l].ready.push(
+            .init(order: slots[s].order, slot: slot, token: slots[s].token),
+            priority: slots[s].operation.priority
+        )
+        lanes[l].readyCount += 1
+        dispatch(lane)
+    }
+
+    /// Wakes idle workers, or asks for new ones, for ready work that the bunch size leaves room for.
+    mutating func dispatch(_ lane: Int32) {
+        guard lifecycle == .running, suspensionCount == 0 else { return }
+        let l = Int(lane)
+        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0 else { return }
+        var demand = lanes[l].readyCount - lanes[l].wakesInFlight
+        var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
+        while demand > 0 && capacity > 0 {
+            if let idle = lanes[l].idleWorkers.popLast() {
+                effects.workerWakes.append((idle.continuation, .work))
+            } else if lanes[l].workers < lanes[l].bunchSize {
+                lanes[l].workers += 1
+                lanes[l].pendingSpawns += 1
+                if let spawner = lanes[l].spawnWaiter.take() { effects.spawnWakes.append((spawner, true)) }
+            } else {
+                break
+            }
+            lanes[l].wakesInFlight += 1
+            demand -= 1
+            capacity -= 1
+        }
+    }
+
+    mutating func dispatchAll() {
+        for lane in lanes.indices { dispatch(Int32(lane)) }
+    }
+
+    var isIdle: Bool {
+        guard runningTotal == 0 else { return false }
+        guard lifecycle == .running, suspensionCount == 0 else { return true }
+        return !lanes.contains { $0.isRegistered && $0.suspensionCount == 0 && $0.readyCount > 0 }
+    }
+
+    // MARK: - Timers
+
+    mutating func scheduleTimer(_ slot: Int32, at deadline: Int64) {
+        slots[Int(slot)].token &+= 1
+        timers.push(.init(deadline: deadline, slot: slot, token: slots[Int(slot)].token))
+        if armedDeadline.map({ deadline < $0 }) ?? true { rearmTimer() }
+    }
+
+    mutating func rearmTimer() {
+        timerGeneration &+= 1
+        if let waiter = timerWaiter.take() { effects.signals.append(waiter) }
+    }
+
+    mutating func timerPlan() -> TimerPlan {
+        switch lifecycle {
+        case .stopped:
+            return .exit
+        case .stopping where workers.isEmpty:
+            return .exit
+        default:
+            break
+        }
+        var deadline = timers.min?.deadline
+        if case .stopping(let grace) = lifecycle, !graceExpired {
+            deadline = min(deadline ?? grace, grace)
+        }
+        armedDeadline = deadline
+        if let deadline { return .sleep(until: deadline, generation: timerGeneration) }
+        return .wait(generation: timerGeneration)
+    }
+
+    /// Registers the timer loop's wake-up, or returns `true` when the plan is stale already.
+    mutating func waitForRearm(generation: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard generation == timerGeneration, lifecycle != .stopped else { return true }
+        timerWaiter = continuation
+        return false
+    }
+
+    mutating func fireTimers(now: Int64) {
+        armedDeadline = nil
+        while let top = timers.min, top.deadline <= now {
+            _ = timers.popMin()
+            let s = Int(top.slot)
+            guard slots[s].phase == .pending, slots[s].token == top.token else { continue }
+            reevaluate(top.slot, now: now)
+        }
+        if case .stopping(let grace) = lifecycle, !graceExpired, grace <= now {
+            graceExpired = true
+            for worker in Array(workers.keys) { signalCancel(worker) }
+        }
+        evictExpired(now: now)
+    }
+
+    // MARK: - Retention
+
+    mutating func evictExpired(now: Int64) {
+        while retainedHead < retained.count, retained[retainedHead].finishedAt <= now - limits.retention {
+            free(retained[retainedHead].slot)
+            retainedHead += 1
+        }
+        if retainedHead == retained.count {
+            retained.removeAll(keepingCapacity: true)
+            retainedHead = 0
+        } else if retainedHead >= 4096 && retainedHead * 2 >= retained.count {
+            retained.removeFirst(retainedHead)
+            retainedHead = 0
+        }
+    }
+
+    private static let vacant = CallOperation(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
+
+    private mutating func free(_ slot: Int32) {
+        guard slots[Int(slot)].phase == .finished else { return }
+        index[slots[Int(slot)].operation.id] = nil
+        vacate(slot)
+    }
+
+    /// Releases a slot's memory and makes it reusable; its token keeps growing so stale entries stay stale.
+    mutating func vacate(_ slot: Int32) {
+        let s = Int(slot)
+        holds[slot] = nil
+        let token = slots[s].token &+ 1
+        slots[s] = OperationSlot(operation: Self.vacant, lane: 0, executor: -1, order: 0, enqueuedAt: 0)
+        slots[s].phase = .free
+        slots[s].token = token
+        freeSlots.append(slot)
+    }
+
+    mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
+        if let reused = freeSlots.popLast() {
+            let token = slots[Int(reused)].token
+            slots[Int(reused)] = slot
+            slots[Int(reused)].token = token
+            return reused
+        }
+        slots.append(slot)
+        return Int32(slots.count - 1)
+    }
+
+    // MARK: - Suspension
+
+    /// Increments a suspension count; `lane` nil is the whole DataPoint. Returns the new count.
+    mutating func suspend(lane: Int32?, reason: String, now: Int64) -> Int {
+        let count: Int
+        if let lane {
+            lanes[Int(lane)].suspensionCount += 1
+            count = lanes[Int(lane)].suspensionCount
+        } else {
+            suspensionCount += 1
+            count = suspensionCount
+        }
+        let name = lane.map { lanes[Int($0)].name }
+        records.append(.suspensionChanged(name, count: count))
+        if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now) }
+        return count
+    }
+
+    /// Decrements a suspension count, never below zero; `lane` nil is the whole DataPoint. Returns the new count.
+    mutating func resume(lane: Int32?, reason: String, now: Int64) -> Int {
+        let count: Int
+        if let lane {
+            guard lanes[Int(lane)].suspensionCount > 0 else { return 0 }
+            lanes[Int(lane)].suspensionCount -= 1
+            count = lanes[Int(lane)].suspensionCount
+        } else {
+            guard suspensionCount > 0 else { return 0 }
+            suspensionCount -= 1
+            count = suspensionCount
+        }
+        let name = lane.map { lanes[Int($0)].name }
+        records.append(.suspensionChanged(name, count: count))
+        guard count == 0 else { return count }
+        publish(.resumed(reason: reason), operation: nil, sequence: name, now: now)
+        if let lane { dispatch(lane) } else { dispatchAll() }
+        return 0
+    }
+
+    // MARK: - Holds
+
+    mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
+        guard let slot = index[id] else {
+            throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
+        }
+        let s = Int(slot)
+        guard slots[s].phase != .finished else {
+            throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
+        }
+        var contexts = holds[slot] ?? [:]
+        contexts[context] = until
+        holds[slot] = contexts.isEmpty ? nil : contexts
+        slots[s].holdUntil = contexts.values.max() ?? OperationSlot.never
+        records.append(.held(id, until: until.map(date), context: context))
+        publish(
+            .held(until: until.map(date), context: context),
+            operation: id,
+            sequence: slots[s].operation.sequenceName,
+            now: now
+        )
+        if slots[s].phase == .ready && slots[s].holdUntil > now {
+            slots[s].phase = .pending
+            slots[s].token &+= 1
+            lanes[Int(slots[s].lane)].readyCount -= 1
+        }
+        reevaluate(slot, now: now)
+    }
+
+    // MARK: - Cancellation
+
+    /// Cancels a pending operation at once, or asks a running one to stop. Returns whether anything changed.
+    mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
+        guard let slot = index[id] else {
+            throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
+        }
+        let s = Int(slot)
+        switch slots[s].phase {
+        case .finished, .free:
+            return false
+        case .running:
+            guard !slots[s].cancelRequested else { return false }
+            slots[s].cancelRequested = true
+            signalCancel(slots[s].worker)
+            return true
+        case .pending, .ready:
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return true
+        }
+    }
+
+    /// Marks a worker so it takes no further operation, and cancels its task through its cancel signal.
+    mutating func signalCancel(_ worker: UInt64) {
+        guard var state = workers[worker], !state.doomed else { return }
+        state.doomed = true
+        doomedWorkers += 1
+        if let waiter = state.cancelWaiter.take() {
+            effects.signals.append(waiter)
+        } else {
+            state.cancelSignalled = true
+        }
+        workers[worker] = state
+    }
+
+    mutating func waitForCancelSignal(_ worker: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard var state = workers[worker], !state.cancelSignalled else { return true }
+        state.cancelWaiter = continuation
+        workers[worker] = state
+        return false
+    }
+
+    mutating func stopWaitingForCancelSignal(_ worker: UInt64) -> CheckedContinuation<Void, Never>? {
+        workers[worker]?.cancelWaiter.take()
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// A snapshot of one operation's state, as the pipeline sees it at the moment of the query.
+///
+/// ```swift
+/// if let status = await point.status(of: id), case .pending(let waiting) = status.state {
+///     print("waiting for", waiting)
+/// }
+/// ```
+public struct CallStatus: Sendable, Hashable {
+    /// Where the operation is in its life.
+    public enum State: Sendable, Hashable {
+        /// Not running yet; the associated value says what it waits for.
+        case pending(Waiting)
+        /// An attempt is running.
+        case running(attempt: Int)
+        /// Finished; this state never changes.
+        case finished(CallResult)
+
+        /// Whether the state is terminal.
+        public var isTerminal: Bool {
+            if case .finished = self { return true }
+            return false
+        }
+    }
+
+    /// What a pending operation waits for; when several apply, the first in this order is reported.
+    public enum Waiting: Sendable, Hashable {
+        /// Its sequence is not registered (only after a reload); it starts once the sequence is upserted.
+        case sequenceNotRegistered(CallSequence.Name)
+        /// No executor is registered for its kind (only after a reload).
+        case executorNotRegistered(CallKind)
+        /// This many dependencies have not finished yet.
+        case dependencies(Int)
+        /// A hold keeps it until this date.
+        case held(until: Date)
+        /// A retry is scheduled for this date.
+        case retry(at: Date)
+        /// Its sequence uses ``CallSequence/Algorithm/commitGraph`` and an earlier commit has not finished.
+        case earlierCommit
+        /// Its sequence or the whole DataPoint is suspended.
+        case suspended
+        /// It is ready and starts when its sequence has a free slot and the DataPoint runs.
+        case ready
+    }
+
+    /// The operation's id.
+    public let id: UUID
+    /// The operation's sequence.
+    public let sequenceName: CallSequence.Name
+    /// The commit that enqueued it.
+    public let snapshot: UInt64
+    /// The state.
+    public let state: State
+    /// How many attempts have started.
+    public let attempts: Int
+    /// Timing so far.
+    public let metrics: CallMetrics
+}
