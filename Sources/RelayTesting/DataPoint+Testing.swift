@@ -1,11 +1,19 @@
 import Relay
 
 extension DataPoint {
-    /// Returns once nothing can progress without outside input: no operation runs and none is ready to start.
+    /// Returns once nothing runs and nothing more can start without outside input.
     ///
-    /// Operations waiting for a hold, a retry, a dependency, or a resume do not count, so a test can advance a manual
+    /// Operations waiting for a hold, a retry, a dependency or a resume do not count, so a test can advance a manual
     /// clock or resume a sequence next. A DataPoint that is not running is idle as soon as nothing runs.
-    public func idle() async {
+    public nonisolated func idle() async {
         await waitUntilIdle()
+    }
+
+    /// Returns once nothing more can start without outside input, while operations may still run.
+    ///
+    /// Use it to check what a full sequence does not start: after it returns, every operation that could start has
+    /// started, and the rest wait for a free slot, a hold, a retry, a dependency, or a resume.
+    public nonisolated func settled() async {
+        await waitUntilSettled()
     }
 }

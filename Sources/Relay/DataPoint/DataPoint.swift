@@ -130,12 +130,14 @@ public actor DataPoint {
 }
 
 extension DataPoint {
-    /// Returns once nothing can progress without outside input: no operation runs, and none is ready to start.
-    ///
-    /// Operations waiting for a hold, a retry, a dependency or a resume do not count. A DataPoint that is not running
-    /// is idle when no operation runs.
+    /// Returns once nothing runs and nothing more can start without outside input.
     package nonisolated func waitUntilIdle() async {
-        await core.waitUntilIdle()
+        await core.waitUntilQuiet(untilIdle: true)
+    }
+
+    /// Returns once nothing more can start without outside input; operations may still run.
+    package nonisolated func waitUntilSettled() async {
+        await core.waitUntilQuiet(untilIdle: false)
     }
 
     /// Adds a sink that receives every event from now on, for test recorders.

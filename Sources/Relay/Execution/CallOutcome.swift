@@ -19,8 +19,20 @@ public enum CallOutcome: Sendable, Hashable {
 public struct CallContext: Sendable, Hashable {
     /// The attempt number, starting at 1; attempts interrupted by a crash or shutdown count.
     public let attempt: Int
-    /// The operation's idempotency key, the same across attempts and restarts.
-    public let idempotencyKey: String
     /// When the attempt started, on the DataPoint's clock.
     public let startedAt: Date
+    private let operationID: UUID
+    private let explicitIdempotencyKey: String?
+
+    init(attempt: Int, startedAt: Date, operation: CallOperation) {
+        self.attempt = attempt
+        self.startedAt = startedAt
+        operationID = operation.id
+        explicitIdempotencyKey = operation.explicitIdempotencyKey
+    }
+
+    /// The operation's idempotency key, the same across attempts and restarts.
+    public var idempotencyKey: String {
+        explicitIdempotencyKey ?? CallOperation.derivedIdempotencyKey(operationID)
+    }
 }

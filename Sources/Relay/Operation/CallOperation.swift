@@ -43,13 +43,13 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     public var onDependencyFailure: DependencyFailurePolicy
     /// The snapshot (commit number) assigned at enqueue; `nil` before the operation is enqueued.
     public internal(set) var snapshot: UInt64?
-    private var explicitIdempotencyKey: String?
+    private(set) var explicitIdempotencyKey: String?
 
     /// A key that stays the same across attempts and restarts, so receivers can deduplicate.
     ///
     /// Unless set, it is derived from ``id``.
     public var idempotencyKey: String {
-        get { explicitIdempotencyKey ?? id.uuidString.lowercased() }
+        get { explicitIdempotencyKey ?? Self.derivedIdempotencyKey(id) }
         set { explicitIdempotencyKey = newValue }
     }
 
@@ -89,6 +89,10 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         self.onDependencyFailure = onDependencyFailure
         self.snapshot = nil
         self.explicitIdempotencyKey = idempotencyKey
+    }
+
+    static func derivedIdempotencyKey(_ id: UUID) -> String {
+        id.uuidString.lowercased()
     }
 
     /// Whether two operations describe the same work, ignoring the snapshot that enqueueing assigns.

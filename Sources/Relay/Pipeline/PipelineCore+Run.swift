@@ -49,9 +49,9 @@ extension PipelineCore {
         }
     }
 
-    func waitUntilIdle() async {
+    func waitUntilQuiet(untilIdle: Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if state.withLock({ $0.waitUntilIdle(continuation) }) { continuation.resume() }
+            if state.withLock({ $0.waitUntilQuiet(untilIdle: untilIdle, continuation) }) { continuation.resume() }
         }
     }
 
@@ -151,21 +151,23 @@ extension PipelineCore {
         transition { $0.workerExited(worker, claimWake: false) }.effects.perform()
     }
 
+    /// Finishing one operation and taking the next share one critical section.
     private func workerLoop(_ worker: UInt64, lane: Int32) async {
         var claimWake = true
+        var finished: (slot: Int32, end: PipelineStateMachine.AttemptEnd)?
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
-            let next = transition {
-                $0.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+            let step = transition { machine in
+                if let finished { machine.finish(finished.slot, worker: worker, end: finished.end, now: now) }
+                return machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
             }
+            finished = nil
             claimWake = false
-            if !next.effects.isEmpty { next.effects.perform() }
-            switch next.value {
+            if step.ticket != .durable || !step.effects.isEmpty { try? await acknowledge(step) }
+            switch step.value {
             case .run(let job):
-                let end = await execute(job)
-                let finishedAt = clock.now
-                try? await acknowledge(transition { $0.finish(job.slot, worker: worker, end: end, now: finishedAt) })
+                finished = (job.slot, await execute(job))
             case .park:
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:

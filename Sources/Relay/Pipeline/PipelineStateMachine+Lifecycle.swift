@@ -72,7 +72,7 @@ extension PipelineStateMachine {
         }
         resultWaiters.removeAll()
         hub.closeAll(wakes: &effects.sinks)
-        effects.signals.append(contentsOf: idleWaiters)
+        effects.signals += idleWaiters.map(\.continuation)
         idleWaiters.removeAll()
         effects.signals.append(contentsOf: stopWaiters)
         stopWaiters.removeAll()
@@ -91,9 +91,10 @@ extension PipelineStateMachine {
         return false
     }
 
-    mutating func waitUntilIdle(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        guard !isIdle, lifecycle != .stopped else { return true }
-        idleWaiters.append(continuation)
+    /// Registers a wait until the pipeline is idle (`untilIdle`) or settled, or returns `true` when it is already.
+    mutating func waitUntilQuiet(untilIdle: Bool, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard lifecycle != .stopped, !(untilIdle ? isIdle : isSettled) else { return true }
+        idleWaiters.append((untilIdle, continuation))
         return false
     }
 

@@ -70,11 +70,7 @@ extension PipelineStateMachine {
             slot: slot,
             operation: slots[s].operation,
             executor: executors[Int(slots[s].executor)],
-            context: CallContext(
-                attempt: attempt,
-                idempotencyKey: slots[s].operation.idempotencyKey,
-                startedAt: startedAt
-            )
+            context: CallContext(attempt: attempt, startedAt: startedAt, operation: slots[s].operation)
         )
     }
 

@@ -91,7 +91,7 @@ struct PipelineStateMachine: Sendable {
     var runTimes: LatencyWindow
     var retained: [(finishedAt: Int64, slot: Int32)] = []
     var retainedHead = 0
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var timerWaiter: CheckedContinuation<Void, Never>?
     var timerGeneration: UInt64 = 0
@@ -113,9 +113,10 @@ struct PipelineStateMachine: Sendable {
     }
 
     mutating func takeEffects() -> PipelineEffects {
-        if !idleWaiters.isEmpty && isIdle {
-            effects.signals.append(contentsOf: idleWaiters)
-            idleWaiters.removeAll()
+        if !idleWaiters.isEmpty && isSettled {
+            let idle = isIdle
+            effects.signals += idleWaiters.filter { idle || !$0.untilIdle }.map(\.continuation)
+            idleWaiters.removeAll { idle || !$0.untilIdle }
         }
         guard !effects.isEmpty else { return PipelineEffects() }
         var taken = PipelineEffects()
@@ -335,11 +336,18 @@ struct PipelineStateMachine: Sendable {
         for lane in lanes.indices { dispatch(Int32(lane)) }
     }
 
-    var isIdle: Bool {
-        guard runningTotal == 0 else { return false }
-        guard lifecycle == .running, suspensionCount == 0 else { return true }
-        return !lanes.contains { $0.isRegistered && $0.suspensionCount == 0 && $0.readyCount > 0 }
+    /// Nothing more can start without outside input, though operations may still run.
+    var isSettled: Bool {
+        let starting = lifecycle == .running && suspensionCount == 0
+        return !lanes.contains { lane in
+            guard lane.wakesInFlight == 0 else { return true }
+            guard starting, lane.isRegistered, lane.suspensionCount == 0 else { return false }
+            return lane.readyCount > 0 && lane.running < lane.bunchSize
+        }
     }
+
+    /// Nothing runs and nothing more can start without outside input.
+    var isIdle: Bool { runningTotal == 0 && isSettled }
 
     // MARK: - Timers
 

@@ -56,7 +56,8 @@ public struct StoredOperation: Sendable {
     /// Creates a stored operation.
     ///
     /// - Parameters:
-    ///   - operation: The operation with its snapshot set.
+    ///   - operation: The operation.
+    ///   - snapshot: The commit that enqueued it.
     ///   - attempts: Attempts that started.
     ///   - enqueuedAt: When it was enqueued.
     ///   - firstStartedAt: When its first attempt started.
@@ -66,6 +67,7 @@ public struct StoredOperation: Sendable {
     ///   - holds: Its holds by context.
     public init(
         operation: CallOperation,
+        snapshot: UInt64,
         attempts: Int = 0,
         enqueuedAt: Date,
         firstStartedAt: Date? = nil,
@@ -75,6 +77,7 @@ public struct StoredOperation: Sendable {
         holds: [String?: Date] = [:]
     ) {
         self.operation = operation
+        self.operation.snapshot = snapshot
         self.attempts = attempts
         self.enqueuedAt = enqueuedAt
         self.firstStartedAt = firstStartedAt

@@ -1,0 +1,90 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+@Suite("S1 identity and S2 commits", .timeLimit(.minutes(1)))
+struct IdentityAndCommitTests {
+    @Test("S1: enqueueing a known id returns the existing handle and changes nothing")
+    func knownIDReturnsExistingHandle() async throws {
+        let storage = RecordingStorage()
+        try await withManualPoint(storage: storage) { point, _ in
+            try await point.suspend()
+            let operation = CallOperation(kind: .noop)
+            let first = try await point.enqueue(operation)
+            let recorder = EventRecorder(point)
+            let recordsBefore = storage.records.count
+            let second = try await point.enqueue(operation)
+            #expect(first == second)
+            #expect(point.pipeline.lastSnapshot == 1)
+            #expect(storage.records.count == recordsBefore)
+            #expect(recorder.events.isEmpty)
+            #expect(point.metrics().total.pending == 1)
+        }
+    }
+
+    @Test("S1: every operation has a UUID, and a handle re-attaches by id")
+    func handleReattaches() async throws {
+        try await withManualPoint { point, _ in
+            let operation = CallOperation(kind: .echo, payload: Data("x".utf8))
+            try await point.enqueue(operation)
+            let handle = try point.handle(for: operation.id)
+            #expect(try await handle.value == Data("x".utf8))
+            #expect(handle.id == operation.id)
+        }
+    }
+
+    @Test("S2: each enqueue call is one commit numbered one more than the previous")
+    func snapshotsIncrease() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let single = CallOperation(kind: .noop)
+            let batch = (0..<3).map { _ in CallOperation(kind: .noop) }
+            let last = CallOperation(kind: .noop)
+            try await point.enqueue(single)
+            try await point.enqueue(batch)
+            try await point.enqueue(last)
+            #expect(point.pipeline.operation(single.id)?.snapshot == 1)
+            #expect(batch.map { point.pipeline.operation($0.id)?.snapshot } == [2, 2, 2])
+            #expect(point.pipeline.operation(last.id)?.snapshot == 3)
+            #expect(point.pipeline.lastSnapshot == 3)
+        }
+    }
+
+    @Test("S2: a commit is atomic: one bad operation rejects all of them")
+    func commitIsAtomic() async throws {
+        let storage = RecordingStorage()
+        try await withManualPoint(storage: storage) { point, _ in
+            let recorder = EventRecorder(point)
+            let recordsBefore = storage.records.count
+            let good = CallOperation(kind: .noop)
+            let bad = CallOperation(kind: .noop, dependencies: [UUID()])
+            await #expect(throws: RelayError.self) { try await point.enqueue([good, bad]) }
+            #expect(point.status(of: good.id) == nil)
+            #expect(point.status(of: bad.id) == nil)
+            #expect(point.pipeline.lastSnapshot == 0)
+            #expect(storage.records.count == recordsBefore)
+            #expect(recorder.events.isEmpty)
+            // The good operation is not half-applied: it can be enqueued on its own afterwards.
+            try await point.enqueue(good)
+            #expect(point.pipeline.lastSnapshot == 1)
+        }
+    }
+
+    @Test("S2: a commit's operations are recorded together in one commit record")
+    func commitRecordHoldsTheBatch() async throws {
+        let storage = RecordingStorage()
+        try await withManualPoint(storage: storage) { point, _ in
+            try await point.suspend()
+            let batch = (0..<4).map { _ in CallOperation(kind: .noop) }
+            try await point.enqueue(batch)
+            let commits = storage.records.compactMap { record -> (UInt64, [UUID])? in
+                guard case .commit(let snapshot, let operations, _) = record else { return nil }
+                return (snapshot, operations.map(\.id))
+            }
+            #expect(commits.count == 1)
+            #expect(commits.first?.0 == 1)
+            #expect(commits.first?.1 == batch.map(\.id))
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Relay
+import RelayTesting
+import Synchronization
+
+/// A store that keeps every record it is given, so tests can check what was (and was not) recorded, and that can
+/// hand a prepared state to the pipeline when it opens.
+final class RecordingStorage: Storage {
+    private let recorded = Mutex<[StorageRecord]>([])
+    private let stored: StoredState
+
+    init(stored: StoredState = .empty) {
+        self.stored = stored
+    }
+
+    var records: [StorageRecord] { recorded.withLock { $0 } }
+
+    func open() async throws -> StoredState { stored }
+
+    func append(_ records: [StorageRecord]) -> StorageTicket {
+        recorded.withLock { $0.append(contentsOf: records) }
+        return .durable
+    }
+
+    func waitUntilDurable(_ ticket: StorageTicket) async throws {}
+
+    func close() async throws {}
+}
+
+/// Counts how many executions overlap and remembers the most seen at once.
+final class ConcurrencyTracker: Sendable {
+    private let state = Mutex((current: 0, maximum: 0, total: 0))
+
+    func enter() {
+        state.withLock { state in
+            state.current += 1
+            state.total += 1
+            state.maximum = max(state.maximum, state.current)
+        }
+    }
+
+    func leave() {
+        state.withLock { $0.current -= 1 }
+    }
+
+    var maximum: Int { state.withLock(\.maximum) }
+    var total: Int { state.withLock(\.total) }
+}
+
+/// Collects values in arrival order from concurrent tasks.
+final class Log<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+
+    func append(_ value: Value) {
+        values.withLock { $0.append(value) }
+    }
+
+    var all: [Value] { values.withLock { $0 } }
+}
+
+extension CallKind {
+    static let noop: CallKind = "noop"
+    static let echo: CallKind = "echo"
+    static let gated: CallKind = "gated"
+}
+
+extension CallEvent.Kind {
+    var isStarted: Bool {
+        if case .started = self { return true }
+        return false
+    }
+
+    var isEnqueued: Bool {
+        if case .enqueued = self { return true }
+        return false
+    }
+}
+
+extension EventRecorder {
+    /// Ids of operations in the order their first attempts started.
+    func startOrder() -> [UUID] {
+        var seen = Set<UUID>()
+        return events.compactMap { event in
+            guard event.kind.isStarted, let id = event.operationID, seen.insert(id).inserted else { return nil }
+            return id
+        }
+    }
+
+    /// Waits until `count` attempts have started.
+    func waitForStarts(_ count: Int) async {
+        await waitFor(count) { $0.kind.isStarted }
+    }
+
+    /// Waits until `count` operations have finished.
+    func waitForTerminals(_ count: Int) async {
+        await waitFor(count) { $0.kind.isTerminal }
+    }
+}
+
+extension DataPoint {
+    /// Registers the executors most tests use: `noop` completes at once, `echo` returns the payload.
+    nonisolated func registerBasics() {
+        register(ClosureExecutor { _, _ in .completed(Data()) }, for: .noop)
+        register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: .echo)
+    }
+}
+
+/// Configuration for tests on a manual clock: shutdown does not wait on the clock.
+let testConfiguration = DataPoint.Configuration(shutdownGracePeriod: .zero)
+
+/// Runs `body` with a running DataPoint on a manual clock.
+func withManualPoint<Result>(
+    storage: some Storage = VolatileStorage(),
+    configuration: DataPoint.Configuration = testConfiguration,
+    _ body: (DataPoint, ManualClock) async throws -> Result
+) async throws -> Result {
+    let clock = ManualClock()
+    return try await DataPoint.with(storage: storage, clock: clock, configuration: configuration) { point in
+        point.registerBasics()
+        return try await body(point, clock)
+    }
+}
