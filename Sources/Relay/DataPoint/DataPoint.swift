@@ -95,9 +95,16 @@ public actor DataPoint {
     /// operations see cancellation and stay stored as pending. For a graceful stop, call
     /// ``beginShutdown(gracePeriod:)`` (for example from a graceful-shutdown handler) and let `run()` return.
     ///
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/alreadyRunning`` or ``RelayError/Code/shutdown``.
+    /// If the DataPoint has already shut down, for example because a shutdown raced ahead of the task that runs
+    /// it, `run()` returns at once, as a service should.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/alreadyRunning`` when it is already running.
     public nonisolated func run() async throws {
-        try core.start()
+        do {
+            try core.start()
+        } catch where error.code == .shutdown {
+            return
+        }
         await core.run()
     }
 

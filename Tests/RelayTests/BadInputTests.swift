@@ -1,0 +1,96 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+/// One kind of bad input, applied to a DataPoint that already holds some state.
+struct BadInput: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let expected: RelayError.Code
+    let apply: @Sendable (DataPoint, _ known: CallOperation) async throws -> Void
+
+    static let all: [BadInput] = [
+        BadInput(testDescription: "unknown sequence", expected: .unknownSequence) { point, _ in
+            try await point.enqueue(CallOperation(kind: .noop, sequenceName: "missing"))
+        },
+        BadInput(testDescription: "bunch size below 1", expected: .invalidBunchSize) { point, _ in
+            try await point.sequence(named: .data)?.setBunchSize(0)
+        },
+        BadInput(testDescription: "cycle", expected: .dependencyCycle) { point, known in
+            let (a, b) = (UUID(), UUID())
+            try await point.enqueue([
+                CallOperation(id: a, kind: .noop, dependencies: [b, known.id]),
+                CallOperation(id: b, kind: .noop, dependencies: [a]),
+            ])
+        },
+        BadInput(testDescription: "unknown dependency", expected: .unknownDependency) { point, _ in
+            try await point.enqueue(CallOperation(kind: .noop, dependencies: [UUID()]))
+        },
+        BadInput(testDescription: "id reused with different content", expected: .conflictingOperation) { point, known in
+            var changed = known
+            changed.priority += 1
+            try await point.enqueue([CallOperation(kind: .noop), changed])
+        },
+        BadInput(testDescription: "same id twice in one commit with different content", expected: .conflictingOperation) {
+            point,
+            _ in
+            let id = UUID()
+            try await point.enqueue([CallOperation(id: id, kind: .noop), CallOperation(id: id, kind: .echo)])
+        },
+        BadInput(testDescription: "cancel of an unknown id", expected: .unknownOperation) { point, _ in
+            try await point.cancel(UUID())
+        },
+        BadInput(testDescription: "hold of an unknown id", expected: .unknownOperation) { point, _ in
+            try await point.hold(UUID(), until: point.now)
+        },
+        BadInput(testDescription: "unknown kind", expected: .unknownKind) { point, _ in
+            try await point.enqueue(CallOperation(kind: "unregistered"))
+        },
+        BadInput(testDescription: "oversized payload", expected: .payloadTooLarge) { point, _ in
+            try await point.enqueue(CallOperation(kind: .noop, payload: Data(count: 1025)))
+        },
+        BadInput(testDescription: "retry policy without attempts", expected: .invalidRetryPolicy) { point, _ in
+            try await point.enqueue(CallOperation(kind: .noop, retryPolicy: RetryPolicy(maximumAttempts: 0)))
+        },
+        BadInput(testDescription: "retry policy with a negative delay", expected: .invalidRetryPolicy) { point, _ in
+            try await point.enqueue(CallOperation(kind: .noop, retryPolicy: RetryPolicy(initialDelay: .seconds(-1))))
+        },
+    ]
+}
+
+@Suite("S17 bad input", .timeLimit(.minutes(1)))
+struct BadInputTests {
+    @Test("S17: bad input is a typed error that leaves state, events and storage as they were", arguments: BadInput.all)
+    func badInputChangesNothing(_ input: BadInput) async throws {
+        let storage = RecordingStorage()
+        let configuration = DataPoint.Configuration(maximumPayloadSize: 1024, shutdownGracePeriod: .zero)
+        try await withManualPoint(storage: storage, configuration: configuration) { point, _ in
+            try await point.suspend()
+            let known = CallOperation(kind: .noop)
+            try await point.enqueue(known)
+            let recorder = EventRecorder(point)
+            let records = storage.records.count
+            let metrics = point.metrics()
+            let snapshot = point.pipeline.lastSnapshot
+            let error = await #expect(throws: RelayError.self) { try await input.apply(point, known) }
+            #expect(error?.code == input.expected)
+            #expect(error?.message.isEmpty == false)
+            #expect(storage.records.count == records)
+            #expect(recorder.events.isEmpty)
+            #expect(point.metrics() == metrics)
+            #expect(point.pipeline.lastSnapshot == snapshot)
+            #expect(point.status(of: known.id)?.state == .pending(.suspended))
+            #expect(await point.sequence(named: .data)?.bunchSize == 1)
+        }
+    }
+
+    @Test("S17: errors carry a code, a message and the operations involved")
+    func errorShape() {
+        let id = UUID()
+        let error = RelayError(.unknownOperation, "no operation", operationIDs: [id])
+        #expect(error.code == .unknownOperation)
+        #expect(error.description == "RelayError.unknownOperation: no operation")
+        #expect(error.operationIDs == [id])
+        #expect(RelayError.Code.dependencyCycle != .unknownDependency)
+    }
+}

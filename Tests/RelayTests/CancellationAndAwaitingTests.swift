@@ -1,0 +1,167 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+@Suite("S11 cancellation and S12 awaiting", .timeLimit(.minutes(1)))
+struct CancellationAndAwaitingTests {
+    @Test("S11: cancelling a pending operation makes it cancelled and cascades to dependents")
+    func cancelPending() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let first = CallOperation(kind: .noop)
+            let second = CallOperation(kind: .noop, dependencies: [first.id])
+            let handles = try await point.enqueue([first, second])
+            #expect(try await point.cancel(first.id))
+            #expect(try await handles[0].outcome == .cancelled(.requested))
+            #expect(try await handles[1].outcome == .cancelled(.dependencyCancelled(first.id)))
+            #expect(try await point.cancel(first.id) == false)
+        }
+    }
+
+    @Test("S11: cancelling a running operation cancels its task cooperatively")
+    func cancelRunning() async throws {
+        try await withManualPoint { point, _ in
+            let started = Gate()
+            point.register(
+                ClosureExecutor { _, _ in
+                    await started.wait()
+                    // Runs until cancelled: the only way out is cancellation.
+                    try await Task.sleep(for: .seconds(3600))
+                    return .completed(Data())
+                },
+                for: "forever"
+            )
+            started.open()
+            let handle = try await point.enqueue(CallOperation(kind: "forever"))
+            let next = try await point.enqueue(CallOperation(kind: .echo, payload: Data("next".utf8)))
+            await started.waitForArrivals(1)
+            #expect(try await point.cancel(handle.id))
+            #expect(try await handle.outcome == .cancelled(.requested))
+            // The worker that ran it is replaced, and the sequence carries on.
+            #expect(try await next.value == Data("next".utf8))
+        }
+    }
+
+    @Test("S11: an executor that completes despite cancellation completes")
+    func completesDespiteCancellation() async throws {
+        let gate = Gate()
+        try await withManualPoint { point, _ in
+            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data("done".utf8)) }, for: .gated)
+            let handle = try await point.enqueue(CallOperation(kind: .gated))
+            await gate.waitForArrivals(1)
+            #expect(try await point.cancel(handle.id))
+            gate.open()
+            #expect(try await handle.outcome == .completed(Data("done".utf8)))
+        }
+    }
+
+    @Test("S11: cancelling a task that awaits a handle never cancels the operation")
+    func cancellingAWaiter() async throws {
+        let gate = Gate()
+        try await withManualPoint { point, _ in
+            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data("kept".utf8)) }, for: .gated)
+            let handle = try await point.enqueue(CallOperation(kind: .gated))
+            let waiter = Task { try await handle.value }
+            await gate.waitForArrivals(1)
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(handle.status?.state == .running(attempt: 1))
+            gate.open()
+            #expect(try await handle.value == Data("kept".utf8))
+        }
+    }
+
+    @Test("S12: execute is enqueue followed by awaiting the value")
+    func executeAwaitsValue() async throws {
+        try await withManualPoint { point, _ in
+            let operation = CallOperation(kind: .echo, payload: Data("v".utf8))
+            let value = try await point.execute(operation)
+            #expect(value == Data("v".utf8))
+            #expect(point.status(of: operation.id)?.state == .finished(.completed(Data("v".utf8))))
+        }
+    }
+
+    @Test("S12: a newcomer's first five lines work")
+    func newcomerFirstLines() async throws {
+        let reply = try await DataPoint.with { point in
+            point.register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: "echo")
+            return try await point.execute(CallOperation(kind: "echo", payload: Data("hello".utf8)))
+        }
+        #expect(String(decoding: reply, as: UTF8.self) == "hello")
+    }
+
+    @Test("S12: execute on a DataPoint that is not running fails fast instead of hanging")
+    func executeNotRunning() async throws {
+        let point = try await DataPoint(storage: .volatile)
+        point.registerBasics()
+        let error = await #expect(throws: RelayError.self) { try await point.execute(CallOperation(kind: .noop)) }
+        #expect(error?.code == .notRunning)
+        #expect(error?.message.contains("DataPoint.with") == true)
+        await point.shutdown()
+    }
+
+    @Test("S12: every awaiting handle is resumed exactly once, also at shutdown with a typed error")
+    func shutdownResumesWaiters() async throws {
+        let clock = ManualClock()
+        let point = try await DataPoint(storage: .volatile, clock: clock, configuration: testConfiguration)
+        point.registerBasics()
+        try await point.suspend()
+        let handles = try await point.enqueue((0..<50).map { _ in CallOperation(kind: .noop) })
+        let outcomes = Log<String>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            for handle in handles {
+                for _ in 0..<2 {
+                    group.addTask {
+                        do {
+                            _ = try await handle.value
+                            outcomes.append("value")
+                        } catch let error as RelayError {
+                            outcomes.append(error.code.description)
+                        }
+                    }
+                }
+            }
+            await point.shutdown()
+            try await group.waitForAll()
+        }
+        #expect(outcomes.all.count == 100)
+        #expect(outcomes.all.allSatisfy { $0 == "shutdown" })
+        // Pending operations stay stored; awaiting after shutdown also resumes at once.
+        #expect(point.status(of: handles[0].id)?.state == .pending(.suspended))
+        let late = await #expect(throws: RelayError.self) { try await handles[0].value }
+        #expect(late?.code == .shutdown)
+    }
+
+    @Test("S12/S17: enqueue or execute after shutdown is a typed error")
+    func afterShutdown() async throws {
+        let point = try await DataPoint.with(configuration: testConfiguration) { point in
+            point.registerBasics()
+            return point
+        }
+        let enqueueError = await #expect(throws: RelayError.self) { try await point.enqueue(CallOperation(kind: .noop)) }
+        #expect(enqueueError?.code == .shutdown)
+        let executeError = await #expect(throws: RelayError.self) { try await point.execute(CallOperation(kind: .noop)) }
+        #expect(executeError?.code == .shutdown)
+        // Like a service whose shutdown raced ahead of it, run() returns at once.
+        try await point.run()
+    }
+
+    @Test("S12: a handle for an unknown id is a typed error; an evicted outcome says it expired")
+    func unknownAndExpiredHandles() async throws {
+        let configuration = DataPoint.Configuration(retention: .seconds(10), shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, clock in
+            let error = #expect(throws: RelayError.self) { try point.handle(for: UUID()) }
+            #expect(error?.code == .unknownOperation)
+            let handle = try await point.enqueue(CallOperation(kind: .noop))
+            _ = try await handle.value
+            clock.advance(by: .seconds(11))
+            // Eviction happens lazily, at the next commit.
+            try await point.enqueue(CallOperation(kind: .noop))
+            let expired = await #expect(throws: RelayError.self) { try await handle.value }
+            #expect(expired?.code == .expired)
+            #expect(handle.status == nil)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+@Suite("S13 events", .timeLimit(.minutes(1)))
+struct EventTests {
+    @Test("S13: events have strictly increasing sequence numbers")
+    func sequenceNumbersIncrease() async throws {
+        try await withManualPoint { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            let stream = point.events()
+            let handles = try await point.enqueue((0..<500).map { _ in CallOperation(kind: .noop) })
+            for handle in handles { _ = try await handle.value }
+            var numbers: [UInt64] = []
+            for await event in stream {
+                numbers.append(event.sequenceNumber)
+                if numbers.count == 1500 { break }
+            }
+            #expect(numbers.count == 1500)
+            #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 })
+        }
+    }
+
+    @Test("S13: every event kind reaches a subscriber")
+    func everyKind() async throws {
+        try await withManualPoint { point, clock in
+            point.register(ClosureExecutor { _, _ in .skipped }, for: "skips")
+            point.register(ClosureExecutor { _, _ in .failed(reason: "no") }, for: "fails")
+            point.register(
+                ClosureExecutor { _, context in context.attempt == 1 ? .retry(reason: "again") : .completed(Data()) },
+                for: "retries"
+            )
+            let stream = point.events()
+            try await point.suspend(reason: "setup")
+            let completed = try await point.enqueue(CallOperation(kind: .noop))
+            let skipped = try await point.enqueue(CallOperation(kind: "skips"))
+            let failed = try await point.enqueue(CallOperation(kind: "fails"))
+            let retried = try await point.enqueue(
+                CallOperation(kind: "retries", retryPolicy: RetryPolicy(initialDelay: .seconds(1), jitter: .none))
+            )
+            let cancelled = try await point.enqueue(CallOperation(kind: .noop))
+            try await point.hold(completed.id, until: point.now)
+            try await point.cancel(cancelled.id)
+            try await point.resume(reason: "go")
+            for handle in [completed, skipped, failed] { _ = try await handle.outcome }
+            await point.idle()
+            clock.advance(by: .seconds(1))
+            _ = try await retried.value
+            var seen: Set<String> = []
+            for await event in stream {
+                seen.insert(Self.name(of: event.kind))
+                if seen.count == 10 { break }
+            }
+            #expect(
+                seen == [
+                    "enqueued", "started", "completed", "skipped", "retryScheduled", "failed", "cancelled", "held",
+                    "suspended", "resumed",
+                ]
+            )
+        }
+    }
+
+    private static func name(of kind: CallEvent.Kind) -> String {
+        switch kind {
+        case .enqueued: "enqueued"
+        case .started: "started"
+        case .completed: "completed"
+        case .skipped: "skipped"
+        case .retryScheduled: "retryScheduled"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .held: "held"
+        case .suspended: "suspended"
+        case .resumed: "resumed"
+        case .dropped: "dropped"
+        }
+    }
+
+    @Test("S13: a slow subscriber gets a dropped count, never an unbounded buffer")
+    func slowSubscriberDrops() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let stream = point.events(bufferSize: 10)
+            let handles = try await point.enqueue((0..<100).map { _ in CallOperation(kind: .noop) })
+            var received: [CallEvent] = []
+            for await event in stream {
+                received.append(event)
+                if received.count == 11 { break }
+            }
+            #expect(received.first?.kind == .dropped(count: 90))
+            #expect(received.dropFirst().map(\.operationID) == handles.suffix(10).map(\.id))
+            #expect(zip(received, received.dropFirst()).allSatisfy { $0.sequenceNumber < $1.sequenceNumber })
+            #expect(point.metrics().droppedEvents == 90)
+        }
+    }
+
+    @Test("S13: events(for:) follows one operation and ends after its terminal event")
+    func perOperationStream() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let handle = try await point.enqueue(CallOperation(kind: .echo))
+            _ = try await point.enqueue(CallOperation(kind: .noop))
+            let stream = try point.events(for: handle.id)
+            try await point.resume()
+            var kinds: [CallEvent.Kind] = []
+            for await event in stream {
+                #expect(event.operationID == handle.id)
+                kinds.append(event.kind)
+            }
+            #expect(kinds.count == 2)
+            #expect(kinds.first == .started(attempt: 1))
+            if case .completed(let metrics) = kinds.last {
+                #expect(metrics.attempts == 1)
+            } else {
+                Issue.record("expected completion, got \(kinds)")
+            }
+            // A finished operation's stream ends at once; an unknown one is a typed error.
+            for await _ in try point.events(for: handle.id) { Issue.record("no events expected") }
+            #expect(throws: RelayError.self) { try point.events(for: UUID()) }
+        }
+    }
+
+    @Test("S13: every stream ends when the DataPoint shuts down")
+    func streamsEndAtShutdown() async throws {
+        let clock = ManualClock()
+        let point = try await DataPoint(storage: .volatile, clock: clock, configuration: testConfiguration)
+        let stream = point.events()
+        await point.shutdown()
+        var count = 0
+        for await _ in stream { count += 1 }
+        #expect(count == 0)
+    }
+
+    @Test("S13: cancelling the iterating task ends the stream")
+    func cancellationEndsIteration() async throws {
+        try await withManualPoint { point, _ in
+            let stream = point.events()
+            let consumer = Task {
+                var count = 0
+                for await _ in stream { count += 1 }
+                return count
+            }
+            consumer.cancel()
+            #expect(await consumer.value == 0)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+@Suite("S15 lifecycle", .timeLimit(.minutes(1)))
+struct LifecycleTests {
+    @Test("S15: run() runs until its task is cancelled; interrupted operations stay stored as pending")
+    func runUntilCancelled() async throws {
+        let clock = ManualClock()
+        let point = try await DataPoint(storage: .volatile, clock: clock, configuration: testConfiguration)
+        let started = Gate()
+        point.register(
+            ClosureExecutor { _, _ in
+                await started.wait()
+                try await Task.sleep(for: .seconds(3600))
+                return .completed(Data())
+            },
+            for: "forever"
+        )
+        started.open()
+        point.registerBasics()
+        let running = try await point.enqueue(CallOperation(kind: "forever"))
+        let waiting = try await point.enqueue(CallOperation(kind: .noop))
+        let engine = Task { try await point.run() }
+        await started.waitForArrivals(1)
+        engine.cancel()
+        try await engine.value
+        #expect(running.status?.state == .pending(.ready))
+        #expect(running.status?.attempts == 1)
+        #expect(waiting.status?.state == .pending(.ready))
+        let error = await #expect(throws: RelayError.self) { try await running.value }
+        #expect(error?.code == .shutdown)
+    }
+
+    @Test("S15: graceful shutdown waits for running operations until the deadline, then cancels them")
+    func gracefulShutdown() async throws {
+        let clock = ManualClock()
+        let configuration = DataPoint.Configuration(shutdownGracePeriod: .seconds(10))
+        let point = try await DataPoint(storage: .volatile, clock: clock, configuration: configuration)
+        let quick = Gate()
+        let stubbornStarted = Gate()
+        stubbornStarted.open()
+        point.register(ClosureExecutor { _, _ in await quick.wait(); return .completed(Data("q".utf8)) }, for: "quick")
+        point.register(
+            ClosureExecutor { _, _ in
+                await stubbornStarted.wait()
+                try await Task.sleep(for: .seconds(3600))
+                return .completed(Data())
+            },
+            for: "stubborn"
+        )
+        point.registerBasics()
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
+        let finishing = try await point.enqueue(CallOperation(kind: "quick"))
+        let stubborn = try await point.enqueue(CallOperation(kind: "stubborn"))
+        let queued = try await point.enqueue(CallOperation(kind: .noop))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            await quick.waitForArrivals(1)
+            await stubbornStarted.waitForArrivals(1)
+            point.beginShutdown()
+            quick.open()
+            #expect(try await finishing.value == Data("q".utf8))
+            await clock.waitForSleepers(1)
+            #expect(stubborn.status?.state == .running(attempt: 1))
+            #expect(queued.status?.state == .pending(.ready))
+            clock.advance(by: .seconds(10))
+            try await group.waitForAll()
+        }
+        #expect(stubborn.status?.state == .pending(.ready))
+        #expect(stubborn.status?.attempts == 1)
+        #expect(queued.status?.attempts == 0)
+    }
+
+    @Test("S15: DataPoint.with runs the engine for a scope and stops it at the end")
+    func withRunsForAScope() async throws {
+        let point = try await DataPoint.with { point in
+            point.registerBasics()
+            let value = try await point.execute(CallOperation(kind: .echo, payload: Data("in".utf8)))
+            #expect(value == Data("in".utf8))
+            return point
+        }
+        let error = await #expect(throws: RelayError.self) { try await point.enqueue(CallOperation(kind: .noop)) }
+        #expect(error?.code == .shutdown)
+    }
+
+    @Test("S15: a scope that throws still shuts the DataPoint down")
+    func throwingScopeShutsDown() async throws {
+        struct Expected: Error {}
+        let holder = Log<DataPoint>()
+        await #expect(throws: Expected.self) {
+            try await DataPoint.with { point in
+                holder.append(point)
+                throw Expected()
+            }
+        }
+        let point = try #require(holder.all.first)
+        await #expect(throws: RelayError.self) { try await point.enqueue(CallOperation(kind: .noop)) }
+    }
+
+    @Test("S15: run() while running is a typed error")
+    func runTwice() async throws {
+        try await withManualPoint { point, _ in
+            let error = await #expect(throws: RelayError.self) { try await point.run() }
+            #expect(error?.code == .alreadyRunning)
+        }
+    }
+
+    @Test("S15: operations enqueued before run() start once it runs")
+    func enqueueBeforeRun() async throws {
+        let point = try await DataPoint(storage: .volatile)
+        point.registerBasics()
+        let handle = try await point.enqueue(CallOperation(kind: .echo, payload: Data("early".utf8)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            #expect(try await handle.value == Data("early".utf8))
+            await point.shutdown()
+            try await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+@testable import Relay
+
+/// Synchronous tests of the pure parts: the pipeline's state machine and its data structures.
+@Suite("Pipeline state machine")
+struct StateMachineTests {
+    private struct Noop: CallExecutor {
+        func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+            .completed(Data())
+        }
+    }
+
+    private func machine() throws -> (PipelineStateMachine, Int32) {
+        var machine = PipelineStateMachine(
+            origin: Date(timeIntervalSince1970: 0),
+            limits: .init(retention: 1_000_000_000, maximumPayloadSize: 1 << 20, metricsWindow: 100)
+        )
+        machine.register(Noop(), for: "noop", now: 0)
+        machine.upsertLane(
+            .data,
+            sequence: try CallSequence(name: .data),
+            bunchSize: 1,
+            algorithm: .flat,
+            addingSuspensions: 0,
+            now: 0
+        )
+        try machine.start()
+        return (machine, try #require(machine.laneIndex[.data]))
+    }
+
+    private func startNext(_ machine: inout PipelineStateMachine, lane: Int32, worker: UInt64) -> UUID? {
+        guard case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
+        else { return nil }
+        return job.operation.id
+    }
+
+    @Test("S4: the machine hands out ready operations one at a time within the bunch size, in call order")
+    func handsOutInOrder() throws {
+        var (machine, lane) = try self.machine()
+        let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
+        try machine.enqueue(operations, now: 0)
+        #expect(machine.lanes[Int(lane)].pendingSpawns == 1)
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        guard case .run(let first) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        else {
+            Issue.record("expected a job")
+            return
+        }
+        #expect(first.operation.id == operations[0].id)
+        #expect(first.context.attempt == 1)
+        // The bunch is full, so a second worker would park.
+        #expect(startNext(&machine, lane: lane, worker: worker) == nil)
+        machine.finish(first.slot, worker: worker, end: .outcome(.completed(Data())), now: 5)
+        #expect(startNext(&machine, lane: lane, worker: worker) == operations[1].id)
+    }
+
+    @Test("S5: a dependent becomes ready exactly when its last dependency finishes")
+    func readinessIsPushed() throws {
+        var (machine, lane) = try self.machine()
+        try machine.upsertLane(.data, sequence: CallSequence(name: .data), bunchSize: 4, algorithm: .flat, addingSuspensions: 0, now: 0)
+        let a = CallOperation(kind: "noop")
+        let b = CallOperation(kind: "noop")
+        let c = CallOperation(kind: "noop", dependencies: [a.id, b.id])
+        try machine.enqueue([a, b, c], now: 0)
+        #expect(machine.lanes[Int(lane)].readyCount == 2)
+        let worker: UInt64 = 99
+        machine.workers[worker] = WorkerState(lane: lane)
+        guard case .run(let jobA) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0),
+            case .run(let jobB) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
+        else {
+            Issue.record("expected two jobs")
+            return
+        }
+        machine.finish(jobA.slot, worker: worker, end: .outcome(.completed(Data())), now: 1)
+        #expect(machine.lanes[Int(lane)].readyCount == 0)
+        #expect(machine.status(of: c.id, now: 1)?.state == .pending(.dependencies(1)))
+        machine.finish(jobB.slot, worker: worker, end: .outcome(.skipped), now: 2)
+        #expect(machine.lanes[Int(lane)].readyCount == 1)
+        #expect(machine.status(of: c.id, now: 2)?.state == .pending(.ready))
+    }
+
+    @Test("S13: with no subscriber, no event is built or numbered")
+    func noSubscriberNoEvents() throws {
+        var (machine, lane) = try self.machine()
+        try machine.enqueue([CallOperation(kind: "noop")], now: 0)
+        machine.workers[1] = WorkerState(lane: lane)
+        _ = startNext(&machine, lane: lane, worker: 1)
+        #expect(machine.hub.nextSequenceNumber == 1)
+        #expect(machine.effects.sinks.isEmpty)
+    }
+
+    @Test("S2: a rejected commit leaves the table, index and records as they were")
+    func rejectedCommitRollsBack() throws {
+        var (machine, _) = try self.machine()
+        try machine.enqueue([CallOperation(kind: "noop")], now: 0)
+        machine.records.removeAll()
+        let slotsBefore = machine.slots.count
+        let a = UUID()
+        #expect(throws: RelayError.self) {
+            try machine.enqueue(
+                [CallOperation(id: a, kind: "noop"), CallOperation(kind: "noop", dependencies: [UUID()])],
+                now: 0
+            )
+        }
+        #expect(machine.index[a] == nil)
+        #expect(machine.index.count == 1)
+        #expect(machine.records.isEmpty)
+        #expect(machine.lastSnapshot == 1)
+        // Slots taken by the rejected commit are free for the next one.
+        try machine.enqueue([CallOperation(kind: "noop"), CallOperation(kind: "noop")], now: 0)
+        #expect(machine.slots.count == slotsBefore + 2)
+    }
+
+    @Test("S4/S6: the ready queue orders by priority, then by order, including late arrivals")
+    func readyQueueOrder() {
+        var queue = ReadyQueue()
+        for (order, priority) in [(5, 0), (6, 0), (2, 0), (7, 3), (1, 3), (9, -1), (3, 0)] {
+            queue.push(.init(order: UInt64(order), slot: Int32(order), token: 0), priority: priority)
+        }
+        var popped: [UInt64] = []
+        while let entry = queue.popFirst() { popped.append(entry.order) }
+        #expect(popped == [1, 7, 2, 3, 5, 6, 9])
+    }
+
+    @Test("the min-heap pops in ascending order")
+    func minHeap() {
+        var heap = MinHeap<Int>()
+        var generator = SplitMix64(seed: 3)
+        let values = (0..<500).map { _ in Int.random(in: -1000...1000, using: &generator) }
+        values.forEach { heap.push($0) }
+        var popped: [Int] = []
+        while let value = heap.popMin() { popped.append(value) }
+        #expect(popped == values.sorted())
+    }
+
+    @Test("S14: the latency window keeps the latest samples and ranks them by nearest rank")
+    func latencyWindow() {
+        var window = LatencyWindow(capacity: 10)
+        for value in 1...25 { window.record(Int64(value)) }
+        let percentiles = window.percentiles()
+        // The window holds 16...25.
+        #expect(percentiles.samples == 10)
+        #expect(percentiles.p50 == .nanoseconds(20))
+        #expect(percentiles.p90 == .nanoseconds(24))
+        #expect(percentiles.p99 == .nanoseconds(25))
+        #expect(LatencyWindow(capacity: 5).percentiles() == .empty)
+    }
+}
