@@ -36,7 +36,7 @@ public final class Gate: Sendable {
                 state.waiters.append(continuation)
                 return (false, satisfied)
             }
-            satisfied.forEach { $0.resume() }
+            for waiter in satisfied { waiter.resume() }
             if passNow { continuation.resume() }
         }
     }
@@ -62,6 +62,6 @@ public final class Gate: Sendable {
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 }

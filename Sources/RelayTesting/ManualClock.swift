@@ -107,13 +107,14 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (outcome, satisfied) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                let (outcome, satisfied) = state.withLock {
+                    state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
                     if Task.isCancelled { return (.failure(CancellationError()), []) }
                     if deadline <= state.now { return (.success(()), []) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return (nil, Self.takeSatisfiedWaiters(&state))
                 }
-                satisfied.forEach { $0.resume() }
+                for waiter in satisfied { waiter.resume() }
                 if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {

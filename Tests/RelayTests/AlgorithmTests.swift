@@ -5,11 +5,17 @@ import Testing
 
 @Suite("S7 algorithm per sequence", .timeLimit(.minutes(1)))
 struct AlgorithmTests {
-    /// Commit 1 holds a slow operation; commit 2 holds a quick one. Bunch size 2 leaves room for both.
+    /// Runs commit 1 with a slow operation and commit 2 with a quick one.
+    ///
+    /// Bunch size 2 leaves room for both.
     private func run(_ algorithm: CallSequence.Algorithm) async throws -> (quickStartedBeforeSlowFinished: Bool, Void) {
         let gate = Gate()
         return try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data())
+                }, for: .gated)
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2, algorithm: algorithm))
             let recorder = EventRecorder(point)
             let slow = try await point.enqueue(CallOperation(kind: .gated))
@@ -73,7 +79,11 @@ struct AlgorithmTests {
     func commitGraphIsPerSequence() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data())
+                }, for: .gated)
             try await point.upsertCallSequence(CallSequence(name: .data, algorithm: .commitGraph))
             let slow = try await point.enqueue(CallOperation(kind: .gated, sequenceName: .downloads))
             await gate.waitForArrivals(1)
@@ -88,8 +98,13 @@ struct AlgorithmTests {
     func switchingAlgorithm() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: .gated)
-            let data = try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2, algorithm: .commitGraph))
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data())
+                }, for: .gated)
+            let data = try await point.upsertCallSequence(
+                CallSequence(name: .data, bunchSize: 2, algorithm: .commitGraph))
             let slow = try await point.enqueue(CallOperation(kind: .gated))
             await gate.waitForArrivals(1)
             let quick = try await point.enqueue(CallOperation(kind: .echo))

@@ -31,7 +31,8 @@ struct BadInput: Sendable, CustomTestStringConvertible {
             changed.priority += 1
             try await point.enqueue([CallOperation(kind: .noop), changed])
         },
-        BadInput(testDescription: "same id twice in one commit with different content", expected: .conflictingOperation) {
+        BadInput(testDescription: "same id twice in one commit with different content", expected: .conflictingOperation)
+        {
             point,
             _ in
             let id = UUID()

@@ -47,7 +47,11 @@ struct CancellationAndAwaitingTests {
     func completesDespiteCancellation() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data("done".utf8)) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data("done".utf8))
+                }, for: .gated)
             let handle = try await point.enqueue(CallOperation(kind: .gated))
             await gate.waitForArrivals(1)
             #expect(try await point.cancel(handle.id))
@@ -60,7 +64,11 @@ struct CancellationAndAwaitingTests {
     func cancellingAWaiter() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data("kept".utf8)) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data("kept".utf8))
+                }, for: .gated)
             let handle = try await point.enqueue(CallOperation(kind: .gated))
             let waiter = Task { try await handle.value }
             await gate.waitForArrivals(1)
@@ -140,9 +148,13 @@ struct CancellationAndAwaitingTests {
             point.registerBasics()
             return point
         }
-        let enqueueError = await #expect(throws: RelayError.self) { try await point.enqueue(CallOperation(kind: .noop)) }
+        let enqueueError = await #expect(throws: RelayError.self) {
+            try await point.enqueue(CallOperation(kind: .noop))
+        }
         #expect(enqueueError?.code == .shutdown)
-        let executeError = await #expect(throws: RelayError.self) { try await point.execute(CallOperation(kind: .noop)) }
+        let executeError = await #expect(throws: RelayError.self) {
+            try await point.execute(CallOperation(kind: .noop))
+        }
         #expect(executeError?.code == .shutdown)
         // Like a service whose shutdown raced ahead of it, run() returns at once.
         try await point.run()

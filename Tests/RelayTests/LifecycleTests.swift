@@ -41,7 +41,11 @@ struct LifecycleTests {
         let quick = Gate()
         let stubbornStarted = Gate()
         stubbornStarted.open()
-        point.register(ClosureExecutor { _, _ in await quick.wait(); return .completed(Data("q".utf8)) }, for: "quick")
+        point.register(
+            ClosureExecutor { _, _ in
+                await quick.wait()
+                return .completed(Data("q".utf8))
+            }, for: "quick")
         point.register(
             ClosureExecutor { _, _ in
                 await stubbornStarted.wait()

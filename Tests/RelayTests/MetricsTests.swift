@@ -28,7 +28,9 @@ struct MetricsTests {
             }
             for handle in handles { _ = try await handle.value }
             let metrics = point.metrics()
-            #expect(metrics.runTime == .init(p50: .milliseconds(50), p90: .milliseconds(90), p99: .milliseconds(99), samples: 100))
+            #expect(
+                metrics.runTime
+                    == .init(p50: .milliseconds(50), p90: .milliseconds(90), p99: .milliseconds(99), samples: 100))
             // Queue wait of operation i is 1 + 2 + ... + i ms = i(i+1)/2 ms; nearest rank picks i = 49, 89, 98.
             func wait(_ index: Int) -> Duration { .milliseconds(index * (index + 1) / 2) }
             #expect(metrics.queueWait == .init(p50: wait(49), p90: wait(89), p99: wait(98), samples: 100))
@@ -39,7 +41,11 @@ struct MetricsTests {
     func countsPerState() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data())
+                }, for: .gated)
             point.register(ClosureExecutor { _, _ in .failed(reason: "x") }, for: "fails")
             point.register(ClosureExecutor { _, _ in .skipped }, for: "skips")
             _ = try await point.enqueue(CallOperation(kind: .noop)).value
@@ -73,7 +79,11 @@ struct MetricsTests {
     func finishedOperationsCarryMetrics() async throws {
         let gate = Gate()
         try await withManualPoint { point, clock in
-            point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: .gated)
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    return .completed(Data())
+                }, for: .gated)
             let enqueuedAt = point.now
             try await point.suspend()
             let handle = try await point.enqueue(CallOperation(kind: .gated))

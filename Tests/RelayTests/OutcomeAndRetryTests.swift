@@ -52,7 +52,8 @@ struct OutcomeAndRetryTests {
             let handle = try await point.enqueue(CallOperation(kind: "throws", retryPolicy: .never))
             #expect(try await handle.outcome == .failed(CallFailure(reason: "boom", attempts: 1)))
             // The engine keeps running.
-            #expect(try await point.execute(CallOperation(kind: .echo, payload: Data("alive".utf8))) == Data("alive".utf8))
+            #expect(
+                try await point.execute(CallOperation(kind: .echo, payload: Data("alive".utf8))) == Data("alive".utf8))
         }
     }
 
@@ -205,11 +206,15 @@ struct OutcomeAndRetryTests {
 
     @Test("S8: the policy gives up after the maximum attempts and past the maximum elapsed time")
     func policyGivesUp() {
-        let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(1), maximumElapsed: .seconds(5), jitter: .none)
+        let policy = RetryPolicy(
+            maximumAttempts: 3, initialDelay: .seconds(1), maximumElapsed: .seconds(5), jitter: .none)
         var generator = SplitMix64(seed: 1)
-        #expect(policy.nextDelay(afterAttempt: 1, elapsed: .zero, requestedDelay: nil, using: &generator) == .seconds(1))
+        #expect(
+            policy.nextDelay(afterAttempt: 1, elapsed: .zero, requestedDelay: nil, using: &generator) == .seconds(1))
         #expect(policy.nextDelay(afterAttempt: 3, elapsed: .zero, requestedDelay: nil, using: &generator) == nil)
         #expect(policy.nextDelay(afterAttempt: 2, elapsed: .seconds(4), requestedDelay: nil, using: &generator) == nil)
-        #expect(policy.nextDelay(afterAttempt: 1, elapsed: .zero, requestedDelay: .seconds(3), using: &generator) == .seconds(3))
+        #expect(
+            policy.nextDelay(afterAttempt: 1, elapsed: .zero, requestedDelay: .seconds(3), using: &generator)
+                == .seconds(3))
     }
 }

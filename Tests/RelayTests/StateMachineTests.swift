@@ -31,7 +31,8 @@ struct StateMachineTests {
     }
 
     private func startNext(_ machine: inout PipelineStateMachine, lane: Int32, worker: UInt64) -> UUID? {
-        guard case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
+        guard
+            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
         else { return nil }
         return job.operation.id
     }
@@ -44,7 +45,9 @@ struct StateMachineTests {
         #expect(machine.lanes[Int(lane)].pendingSpawns == 1)
         let spawned = machine.takeSpawn(lane: lane)
         let worker = try #require(spawned)
-        guard case .run(let first) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        guard
+            case .run(let first) = machine.nextJob(
+                lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
         else {
             Issue.record("expected a job")
             return
@@ -60,7 +63,8 @@ struct StateMachineTests {
     @Test("S5: a dependent becomes ready exactly when its last dependency finishes")
     func readinessIsPushed() throws {
         var (machine, lane) = try self.machine()
-        try machine.upsertLane(.data, sequence: CallSequence(name: .data), bunchSize: 4, algorithm: .flat, addingSuspensions: 0, now: 0)
+        try machine.upsertLane(
+            .data, sequence: CallSequence(name: .data), bunchSize: 4, algorithm: .flat, addingSuspensions: 0, now: 0)
         let a = CallOperation(kind: "noop")
         let b = CallOperation(kind: "noop")
         let c = CallOperation(kind: "noop", dependencies: [a.id, b.id])
@@ -68,8 +72,11 @@ struct StateMachineTests {
         #expect(machine.lanes[Int(lane)].readyCount == 2)
         let worker: UInt64 = 99
         machine.workers[worker] = WorkerState(lane: lane)
-        guard case .run(let jobA) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0),
-            case .run(let jobB) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
+        guard
+            case .run(let jobA) = machine.nextJob(
+                lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0),
+            case .run(let jobB) = machine.nextJob(
+                lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
         else {
             Issue.record("expected two jobs")
             return
@@ -130,7 +137,7 @@ struct StateMachineTests {
         var heap = MinHeap<Int>()
         var generator = SplitMix64(seed: 3)
         let values = (0..<500).map { _ in Int.random(in: -1000...1000, using: &generator) }
-        values.forEach { heap.push($0) }
+        for value in values { heap.push(value) }
         var popped: [Int] = []
         while let value = heap.popMin() { popped.append(value) }
         #expect(popped == values.sorted())

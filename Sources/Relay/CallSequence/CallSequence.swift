@@ -98,7 +98,9 @@ public actor CallSequence {
         return try await core.suspend(name, reason: reason)
     }
 
-    /// Undoes one ``suspend(reason:)``; at zero the sequence starts operations again. Extra calls do nothing.
+    /// Undoes one ``suspend(reason:)``; at zero the sequence starts operations again.
+    ///
+    /// Extra calls do nothing.
     ///
     /// - Parameter reason: Why, reported in the ``CallEvent/Kind/resumed(reason:)`` event.
     /// - Returns: The new suspension count.

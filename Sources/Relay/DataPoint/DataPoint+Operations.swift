@@ -166,7 +166,9 @@ extension DataPoint {
         try await core.suspend(nil, reason: reason)
     }
 
-    /// Undoes one ``suspend(reason:)``; at zero every sequence starts operations again. Extra calls do nothing.
+    /// Undoes one ``suspend(reason:)``; at zero every sequence starts operations again.
+    ///
+    /// Extra calls do nothing.
     ///
     /// - Parameter reason: Why, reported in the ``CallEvent/Kind/resumed(reason:)`` event.
     /// - Returns: The new suspension count.

@@ -5,7 +5,7 @@ import Foundation
 /// A DataPoint owns its storage, its ``Pipeline`` and its sequences. You enqueue operations into it, register the
 /// executors that run them, and await their outcomes, observe their events, and read its metrics.
 ///
-/// The shortest way to run one is ``with(storage:clock:configuration:_:)``, which runs the engine for the scope of a
+/// The shortest way to run one is ``with(storage:clock:configuration:isolation:_:)``, which runs the engine for the scope of a
 /// closure:
 ///
 /// ```swift
@@ -64,6 +64,7 @@ public actor DataPoint {
     ///   - storage: Where transitions are recorded.
     ///   - clock: The clock that drives time.
     ///   - configuration: Limits and policies.
+    ///   - isolation: The caller's isolation, where `body` runs; inferred.
     ///   - body: The work to do with the running DataPoint.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``RelayError`` when the store cannot be opened.
@@ -71,11 +72,12 @@ public actor DataPoint {
         storage: some Storage = VolatileStorage(),
         clock: some Clock<Duration> = ContinuousClock(),
         configuration: Configuration = Configuration(),
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (DataPoint) async throws -> Result
     ) async throws -> Result {
         let point = try await DataPoint(storage: storage, clock: clock, configuration: configuration)
         try point.core.start()
-        return try await withThrowingTaskGroup(of: Void.self) { group in
+        return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
             group.addTask { await point.core.run() }
             do {
                 let result = try await body(point)
@@ -102,7 +104,7 @@ public actor DataPoint {
     public nonisolated func run() async throws {
         do {
             try core.start()
-        } catch where error.code == .shutdown {
+        } catch  where error.code == .shutdown {
             return
         }
         await core.run()

@@ -31,7 +31,9 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     public var sequenceName: CallSequence.Name
     /// Operations, in any sequence, that must finish `completed` or `skipped` before this one starts.
     public var dependencies: Set<UUID>
-    /// A soft hint among ready operations of one sequence: higher starts first. It never overrides dependencies.
+    /// A soft hint among ready operations of one sequence: higher starts first.
+    ///
+    /// It never overrides dependencies.
     public var priority: Int
     /// The executor's input, stored as is.
     public var payload: Data

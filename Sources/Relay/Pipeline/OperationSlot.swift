@@ -1,4 +1,6 @@
-/// An operation's entry in the pipeline's table. Slots are reused after eviction; `token` tells a queued entry
+/// An operation's entry in the pipeline's table.
+///
+/// Slots are reused after eviction; `token` tells a queued entry
 /// whether it still describes the slot's current life.
 struct OperationSlot: Sendable {
     enum Phase: UInt8 {

@@ -22,7 +22,9 @@ extension PipelineCore {
         await finishShutdown()
     }
 
-    /// Stops starting operations. Running ones may finish within the grace period; then their tasks are cancelled.
+    /// Stops starting operations.
+    ///
+    /// Running ones may finish within the grace period; then their tasks are cancelled.
     ///
     /// Returns whether the DataPoint stopped at once, because it was not running.
     @discardableResult
@@ -138,7 +140,9 @@ extension PipelineCore {
 
     // MARK: - Workers
 
-    /// One worker: a loop that takes ready operations of its lane one at a time, beside a child that cancels the
+    /// Runs one worker.
+    ///
+    /// A worker is a loop that takes ready operations of its lane one at a time, beside a child that cancels the
     /// loop when the operation it runs is cancelled. A cancelled worker finishes its operation and exits; the lane
     /// spawns a replacement if work remains.
     func runWorker(_ worker: UInt64, lane: Int32) async {

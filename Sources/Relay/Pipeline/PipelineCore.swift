@@ -73,7 +73,8 @@ final class PipelineCore: Sendable {
 
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) {
         let now = clock.now
-        try await acknowledge(try transition { (machine) throws(RelayError) in try machine.enqueue(operations, now: now) })
+        try await acknowledge(
+            try transition { (machine) throws(RelayError) in try machine.enqueue(operations, now: now) })
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {

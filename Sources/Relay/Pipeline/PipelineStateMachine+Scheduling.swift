@@ -29,7 +29,7 @@ extension PipelineStateMachine {
 
     /// The worker's next step: run an operation, park until there is work, or exit.
     ///
-    /// - Parameter claimWake: The worker was woken or spawned for work, and now claims that wake.
+    /// `claimWake` tells that the worker was woken or spawned for work and now claims that wake.
     mutating func nextJob(lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64) -> NextJob {
         let l = Int(lane)
         if claimWake { lanes[l].wakesInFlight -= 1 }
@@ -100,7 +100,9 @@ extension PipelineStateMachine {
         return .exit
     }
 
-    /// Forgets a worker; idempotent. `claimWake` releases a wake it was given but never claimed.
+    /// Forgets a worker; idempotent.
+    ///
+    /// `claimWake` releases a wake it was given but never claimed.
     mutating func workerExited(_ worker: UInt64, claimWake: Bool) {
         guard let state = workers.removeValue(forKey: worker) else { return }
         let l = Int(state.lane)
@@ -202,7 +204,8 @@ extension PipelineStateMachine {
         }
     }
 
-    private mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]) {
+    private mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)])
+    {
         let s = Int(slot)
         let previous = slots[s].phase
         guard previous == .pending || previous == .ready else { return }

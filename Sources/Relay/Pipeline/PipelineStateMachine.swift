@@ -418,7 +418,8 @@ struct PipelineStateMachine: Sendable {
         }
     }
 
-    private static let vacant = CallOperation(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
+    private static let vacant = CallOperation(
+        id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
 
     private mutating func free(_ slot: Int32) {
         guard slots[Int(slot)].phase == .finished else { return }
@@ -450,7 +451,9 @@ struct PipelineStateMachine: Sendable {
 
     // MARK: - Suspension
 
-    /// Increments a suspension count; `lane` nil is the whole DataPoint. Returns the new count.
+    /// Increments a suspension count and returns the new count.
+    ///
+    /// A `nil` lane is the whole DataPoint.
     mutating func suspend(lane: Int32?, reason: String, now: Int64) -> Int {
         let count: Int
         if let lane {
@@ -466,7 +469,9 @@ struct PipelineStateMachine: Sendable {
         return count
     }
 
-    /// Decrements a suspension count, never below zero; `lane` nil is the whole DataPoint. Returns the new count.
+    /// Decrements a suspension count, never below zero, and returns the new count.
+    ///
+    /// A `nil` lane is the whole DataPoint.
     mutating func resume(lane: Int32?, reason: String, now: Int64) -> Int {
         let count: Int
         if let lane {
@@ -517,7 +522,9 @@ struct PipelineStateMachine: Sendable {
 
     // MARK: - Cancellation
 
-    /// Cancels a pending operation at once, or asks a running one to stop. Returns whether anything changed.
+    /// Cancels a pending operation at once, or asks a running one to stop.
+    ///
+    /// Returns whether anything changed.
     mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
         guard let slot = index[id] else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])

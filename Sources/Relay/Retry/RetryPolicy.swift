@@ -120,7 +120,9 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
         if maximumAttempts < 1 { return "maximumAttempts is \(maximumAttempts); it must be at least 1" }
         if initialDelay < .zero { return "initialDelay is negative" }
         if maximumDelay < .zero { return "maximumDelay is negative" }
-        if !(multiplier >= 1) || !multiplier.isFinite { return "multiplier is \(multiplier); it must be finite and ≥ 1" }
+        if !(multiplier >= 1) || !multiplier.isFinite {
+            return "multiplier is \(multiplier); it must be finite and ≥ 1"
+        }
         if let maximumElapsed, maximumElapsed < .zero { return "maximumElapsed is negative" }
         return nil
     }

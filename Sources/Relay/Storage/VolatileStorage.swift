@@ -24,6 +24,7 @@ public struct VolatileStorage: Storage {
     /// Returns at once: everything is durable as soon as it is appended.
     ///
     /// - Parameter ticket: Any ticket.
+    /// - Throws: Nothing; the signature follows ``Storage``.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {}
 
     /// Does nothing.
