@@ -11,11 +11,7 @@ struct AlgorithmTests {
     private func run(_ algorithm: CallSequence.Algorithm) async throws -> (quickStartedBeforeSlowFinished: Bool, Void) {
         let gate = Gate()
         return try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2, algorithm: algorithm))
             let recorder = EventRecorder(point)
             let slow = try await point.enqueue(CallOperation(kind: .gated))
@@ -79,11 +75,7 @@ struct AlgorithmTests {
     func commitGraphIsPerSequence() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             try await point.upsertCallSequence(CallSequence(name: .data, algorithm: .commitGraph))
             let slow = try await point.enqueue(CallOperation(kind: .gated, sequenceName: .downloads))
             await gate.waitForArrivals(1)
@@ -98,11 +90,7 @@ struct AlgorithmTests {
     func switchingAlgorithm() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             let data = try await point.upsertCallSequence(
                 CallSequence(name: .data, bunchSize: 2, algorithm: .commitGraph))
             let slow = try await point.enqueue(CallOperation(kind: .gated))

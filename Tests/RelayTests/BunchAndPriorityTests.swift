@@ -33,11 +33,7 @@ struct BunchAndPriorityTests {
     func exactlyBunchSizeRun() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 5))
             let recorder = EventRecorder(point)
             let handles = try await point.enqueue((0..<12).map { _ in CallOperation(kind: .gated) })
@@ -71,11 +67,7 @@ struct BunchAndPriorityTests {
     func resultsInAnyOrder() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
             let recorder = EventRecorder(point)
             let slow = try await point.enqueue(CallOperation(kind: .gated))
@@ -94,11 +86,7 @@ struct BunchAndPriorityTests {
     func changingBunchSize() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             let data = try #require(point.sequence(named: .data))
             let handles = try await point.enqueue((0..<6).map { _ in CallOperation(kind: .gated) })
             await gate.waitForArrivals(1)

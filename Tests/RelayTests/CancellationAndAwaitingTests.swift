@@ -23,16 +23,7 @@ struct CancellationAndAwaitingTests {
     func cancelRunning() async throws {
         try await withManualPoint { point, _ in
             let started = Gate()
-            point.register(
-                ClosureExecutor { _, _ in
-                    await started.wait()
-                    // Runs until cancelled: the only way out is cancellation.
-                    try await Task.sleep(for: .seconds(3600))
-                    return .completed(Data())
-                },
-                for: "forever"
-            )
-            started.open()
+            point.registerUntilCancelled("forever", started: started)
             let handle = try await point.enqueue(CallOperation(kind: "forever"))
             let next = try await point.enqueue(CallOperation(kind: .echo, payload: Data("next".utf8)))
             await started.waitForArrivals(1)
@@ -47,11 +38,7 @@ struct CancellationAndAwaitingTests {
     func completesDespiteCancellation() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data("done".utf8))
-                }, for: .gated)
+            point.registerGated(gate, result: Data("done".utf8))
             let handle = try await point.enqueue(CallOperation(kind: .gated))
             await gate.waitForArrivals(1)
             #expect(try await point.cancel(handle.id))
@@ -64,11 +51,7 @@ struct CancellationAndAwaitingTests {
     func cancellingAWaiter() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data("kept".utf8))
-                }, for: .gated)
+            point.registerGated(gate, result: Data("kept".utf8))
             let handle = try await point.enqueue(CallOperation(kind: .gated))
             let waiter = Task { try await handle.value }
             await gate.waitForArrivals(1)

@@ -10,15 +10,7 @@ struct LifecycleTests {
         let clock = ManualClock()
         let point = try await DataPoint(storage: .volatile, clock: clock, configuration: testConfiguration)
         let started = Gate()
-        point.register(
-            ClosureExecutor { _, _ in
-                await started.wait()
-                try await Task.sleep(for: .seconds(3600))
-                return .completed(Data())
-            },
-            for: "forever"
-        )
-        started.open()
+        point.registerUntilCancelled("forever", started: started)
         point.registerBasics()
         let running = try await point.enqueue(CallOperation(kind: "forever"))
         let waiting = try await point.enqueue(CallOperation(kind: .noop))
@@ -40,20 +32,14 @@ struct LifecycleTests {
         let point = try await DataPoint(storage: .volatile, clock: clock, configuration: configuration)
         let quick = Gate()
         let stubbornStarted = Gate()
-        stubbornStarted.open()
         point.register(
             ClosureExecutor { _, _ in
                 await quick.wait()
                 return .completed(Data("q".utf8))
-            }, for: "quick")
-        point.register(
-            ClosureExecutor { _, _ in
-                await stubbornStarted.wait()
-                try await Task.sleep(for: .seconds(3600))
-                return .completed(Data())
             },
-            for: "stubborn"
+            for: "quick"
         )
+        point.registerUntilCancelled("stubborn", started: stubbornStarted)
         point.registerBasics()
         try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
         let finishing = try await point.enqueue(CallOperation(kind: "quick"))

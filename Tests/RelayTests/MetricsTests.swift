@@ -41,11 +41,7 @@ struct MetricsTests {
     func countsPerState() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             point.register(ClosureExecutor { _, _ in .failed(reason: "x") }, for: "fails")
             point.register(ClosureExecutor { _, _ in .skipped }, for: "skips")
             _ = try await point.enqueue(CallOperation(kind: .noop)).value
@@ -79,11 +75,7 @@ struct MetricsTests {
     func finishedOperationsCarryMetrics() async throws {
         let gate = Gate()
         try await withManualPoint { point, clock in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             let enqueuedAt = point.now
             try await point.suspend()
             let handle = try await point.enqueue(CallOperation(kind: .gated))

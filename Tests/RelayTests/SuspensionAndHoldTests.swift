@@ -45,11 +45,7 @@ struct SuspensionAndHoldTests {
     func runningFinishWhileSuspended() async throws {
         let gate = Gate()
         try await withManualPoint { point, _ in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             let running = try await point.enqueue(CallOperation(kind: .gated))
             let waiting = try await point.enqueue(CallOperation(kind: .noop))
             await gate.waitForArrivals(1)
@@ -136,11 +132,7 @@ struct SuspensionAndHoldTests {
     func holdingAReadyOperation() async throws {
         let gate = Gate()
         try await withManualPoint { point, clock in
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: .gated)
+            point.registerGated(gate)
             let blocker = try await point.enqueue(CallOperation(kind: .gated))
             let first = try await point.enqueue(CallOperation(kind: .noop))
             let second = try await point.enqueue(CallOperation(kind: .noop))

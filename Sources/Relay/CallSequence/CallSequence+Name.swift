@@ -22,23 +22,6 @@ extension CallSequence {
             self.rawValue = value
         }
 
-        /// Decodes a name from a single string.
-        ///
-        /// - Parameter decoder: The decoder to read from.
-        /// - Throws: `DecodingError` when the value is not a string.
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        /// Encodes the name as a single string.
-        ///
-        /// - Parameter encoder: The encoder to write to.
-        /// - Throws: `EncodingError` when the encoder fails.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-
         /// The default sequence for general calls.
         public static let data: Name = "data"
         /// The sequence for downloads.

@@ -7,8 +7,7 @@ import Synchronization
 /// ``CallEvent/Kind/dropped(count:)`` event in its place, numbered like the last dropped event.
 final class EventSubscription: EventSink {
     private struct State {
-        var buffer: [CallEvent] = []
-        var head = 0
+        var buffer = FIFOQueue<CallEvent>()
         var dropped = 0
         var lastDropped: CallEvent?
         var waiter: CheckedContinuation<Void, Never>?
@@ -27,15 +26,10 @@ final class EventSubscription: EventSink {
         state.withLock { state in
             guard !state.closed else { return EventDelivery(needsWake: false, droppedOne: false) }
             var droppedOne = false
-            if state.buffer.count - state.head >= capacity {
-                state.lastDropped = state.buffer[state.head]
-                state.head += 1
+            if state.buffer.count >= capacity {
+                state.lastDropped = state.buffer.popFirst()
                 state.dropped += 1
                 droppedOne = true
-                if state.head >= 1024 && state.head * 2 >= state.buffer.count {
-                    state.buffer.removeFirst(state.head)
-                    state.head = 0
-                }
             }
             state.buffer.append(event)
             return EventDelivery(needsWake: scheduleWake(&state), droppedOne: droppedOne)
@@ -81,7 +75,7 @@ final class EventSubscription: EventSink {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { state in
-                        if state.buffer.count > state.head || state.dropped > 0 || state.closed || Task.isCancelled {
+                        if !state.buffer.isEmpty || state.dropped > 0 || state.closed || Task.isCancelled {
                             return true
                         }
                         state.waiter = continuation
@@ -97,8 +91,7 @@ final class EventSubscription: EventSink {
 
     private func take(into batch: inout [CallEvent]) -> Take {
         state.withLock { state in
-            let available = state.buffer.count - state.head
-            guard available > 0 || state.dropped > 0 else { return state.closed ? .finished : .empty }
+            guard !state.buffer.isEmpty || state.dropped > 0 else { return state.closed ? .finished : .empty }
             batch.removeAll(keepingCapacity: true)
             if state.dropped > 0, let last = state.lastDropped {
                 batch.append(
@@ -113,13 +106,7 @@ final class EventSubscription: EventSink {
                 state.dropped = 0
                 state.lastDropped = nil
             }
-            if state.head == 0 && batch.isEmpty {
-                swap(&batch, &state.buffer)
-            } else {
-                batch.append(contentsOf: state.buffer[state.head...])
-                state.buffer.removeAll(keepingCapacity: true)
-            }
-            state.head = 0
+            state.buffer.drain(into: &batch)
             return .took
         }
     }

@@ -20,6 +20,15 @@ public struct MetricsSnapshot: Sendable, Hashable {
 
         /// Creates counts, all zero.
         public init() {}
+
+        mutating func countFinished(_ result: CallResult) {
+            switch result {
+            case .completed: completed += 1
+            case .skipped: skipped += 1
+            case .failed: failed += 1
+            case .cancelled: cancelled += 1
+            }
+        }
     }
 
     /// The 50th, 90th and 99th percentiles of a duration.

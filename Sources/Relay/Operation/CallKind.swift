@@ -27,23 +27,6 @@ public struct CallKind: RawRepresentable, Hashable, Sendable, Codable, Expressib
         self.rawValue = value
     }
 
-    /// Decodes a kind from a single string.
-    ///
-    /// - Parameter decoder: The decoder to read from.
-    /// - Throws: `DecodingError` when the value is not a string.
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the kind as a single string.
-    ///
-    /// - Parameter encoder: The encoder to write to.
-    /// - Throws: `EncodingError` when the encoder fails.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     /// The kind's name.
     public var description: String { rawValue }
 }

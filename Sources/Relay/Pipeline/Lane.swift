@@ -24,8 +24,7 @@ struct Lane: Sendable {
     /// With `.commitGraph`: unfinished operations per open commit, the open commits oldest first, and ready
     /// operations of later commits waiting for earlier ones.
     var commitRemaining: [UInt64: Int] = [:]
-    var openCommits: [UInt64] = []
-    var openCommitsHead = 0
+    var openCommits = FIFOQueue<UInt64>()
     var gated: [UInt64: [Int32]] = [:]
 
     init(name: CallSequence.Name, sequence: CallSequence?, bunchSize: Int, algorithm: CallSequence.Algorithm) {
@@ -37,13 +36,16 @@ struct Lane: Sendable {
 
     var isRegistered: Bool { sequence != nil }
 
-    var oldestOpenCommit: UInt64? {
-        openCommitsHead < openCommits.count ? openCommits[openCommitsHead] : nil
+    var oldestOpenCommit: UInt64? { openCommits.first }
+
+    /// Counts one more unfinished operation of `snapshot`; snapshots arrive in increasing order.
+    mutating func openCommit(_ snapshot: UInt64) {
+        if openCommits.last != snapshot { openCommits.append(snapshot) }
+        commitRemaining[snapshot, default: 0] += 1
     }
 
     mutating func resetCommitGraph() {
         commitRemaining.removeAll()
         openCommits.removeAll()
-        openCommitsHead = 0
     }
 }

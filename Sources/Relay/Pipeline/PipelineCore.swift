@@ -67,49 +67,44 @@ final class PipelineCore: Sendable {
         effects.perform()
     }
 
-    func now() -> Int64 { clock.now }
-
     // MARK: - Commands
 
-    func enqueue(_ operations: [CallOperation]) async throws(RelayError) {
+    /// Runs a command's transition at the current clock time and returns its value once it is acknowledged.
+    @discardableResult
+    func command<Value: Sendable>(
+        _ body: (inout PipelineStateMachine, _ now: Int64) throws(RelayError) -> Value
+    ) async throws(RelayError) -> Value {
         let now = clock.now
-        try await acknowledge(
-            try transition { (machine) throws(RelayError) in try machine.enqueue(operations, now: now) })
+        let done = try transition { (machine) throws(RelayError) in try body(&machine, now) }
+        try await acknowledge(done)
+        return done.value
+    }
+
+    func enqueue(_ operations: [CallOperation]) async throws(RelayError) {
+        try await command { (machine, now) throws(RelayError) in try machine.enqueue(operations, now: now) }
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
-        let now = clock.now
-        let done = try transition { (machine) throws(RelayError) in try machine.cancel(id, now: now) }
-        try await acknowledge(done)
-        return done.value
+        try await command { (machine, now) throws(RelayError) in try machine.cancel(id, now: now) }
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
-        let now = clock.now
         let deadline = until.map(clock.time(of:))
-        try await acknowledge(
-            try transition { (machine) throws(RelayError) in
-                try machine.hold(id, until: deadline, context: context, now: now)
-            }
-        )
+        try await command { (machine, now) throws(RelayError) in
+            try machine.hold(id, until: deadline, context: context, now: now)
+        }
     }
 
     func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        let now = clock.now
-        let done = try transition { (machine) throws(RelayError) in
+        try await command { (machine, now) throws(RelayError) in
             try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now)
         }
-        try await acknowledge(done)
-        return done.value
     }
 
     func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        let now = clock.now
-        let done = try transition { (machine) throws(RelayError) in
+        try await command { (machine, now) throws(RelayError) in
             try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now)
         }
-        try await acknowledge(done)
-        return done.value
     }
 
     func register(_ executor: any CallExecutor, for kind: CallKind) {
@@ -124,39 +119,35 @@ final class PipelineCore: Sendable {
         algorithm: CallSequence.Algorithm,
         addingSuspensions: Int
     ) async throws(RelayError) {
-        let now = clock.now
-        try await acknowledge(
-            transition {
-                $0.upsertLane(
-                    name,
-                    sequence: sequence,
-                    bunchSize: bunchSize,
-                    algorithm: algorithm,
-                    addingSuspensions: addingSuspensions,
-                    now: now
-                )
-            }
-        )
+        try await command { machine, now in
+            machine.upsertLane(
+                name,
+                sequence: sequence,
+                bunchSize: bunchSize,
+                algorithm: algorithm,
+                addingSuspensions: addingSuspensions,
+                now: now
+            )
+        }
+    }
+
+    func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
+        try await command { machine, _ in machine.adoptLane(name, sequence: sequence) }
     }
 
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
-        let now = clock.now
-        try await acknowledge(
-            try transition { (machine) throws(RelayError) in try machine.setBunchSize(size, lane: name, now: now) }
-        )
+        try await command { (machine, now) throws(RelayError) in try machine.setBunchSize(size, lane: name, now: now) }
     }
 
     func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
-        let now = clock.now
-        try await acknowledge(
-            try transition { (machine) throws(RelayError) in try machine.setAlgorithm(algorithm, lane: name, now: now) }
-        )
+        try await command { (machine, now) throws(RelayError) in
+            try machine.setAlgorithm(algorithm, lane: name, now: now)
+        }
     }
 
     func restore(_ stored: StoredState) async throws(RelayError) {
-        let now = clock.now
         let clock = self.clock
-        try await acknowledge(transition { $0.restore(stored, clock: clock, now: now) })
+        try await command { machine, now in machine.restore(stored, clock: clock, now: now) }
     }
 
     // MARK: - Queries
@@ -206,11 +197,5 @@ final class PipelineCore: Sendable {
     func addSink(_ sink: any EventSink) {
         let subscribed = try? transition { (machine) throws(RelayError) in try machine.subscribe(sink, to: nil) }
         subscribed?.effects.perform()
-    }
-}
-
-extension PipelineCore {
-    func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
-        try await acknowledge(transition { $0.adoptLane(name, sequence: sequence) })
     }
 }

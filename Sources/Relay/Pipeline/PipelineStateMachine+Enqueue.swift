@@ -188,25 +188,8 @@ extension PipelineStateMachine {
             committed.append(slots[s].operation)
             let lane = Int(slots[s].lane)
             lanes[lane].counts.pending += 1
-            if lanes[lane].algorithm == .commitGraph {
-                openCommit(snapshot, lane: lane)
-            }
-            var blocker: CallResult?
-            for dependency in slots[s].operation.dependencies {
-                guard let target = index[dependency] else { continue }
-                let t = Int(target)
-                guard slots[t].phase == .finished, let result = slots[t].result else {
-                    slots[t].dependents.append(slot)
-                    slots[s].unfinishedDependencies += 1
-                    continue
-                }
-                if blocker == nil, slots[s].operation.onDependencyFailure == .cancel,
-                    let reason = Self.cancellation(afterDependency: dependency, finished: result)
-                {
-                    blocker = .cancelled(reason)
-                }
-            }
-            if let blocker { cancellations.append((slot, blocker)) }
+            if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
+            if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
@@ -225,11 +208,28 @@ extension PipelineStateMachine {
         }
     }
 
-    private mutating func openCommit(_ snapshot: UInt64, lane: Int) {
-        if lanes[lane].openCommits.last != snapshot {
-            lanes[lane].openCommits.append(snapshot)
+    /// Links an operation to its unfinished dependencies and counts them.
+    ///
+    /// Returns the cancellation it inherits when a dependency already ended `failed` or `cancelled` and it does not
+    /// run anyway.
+    mutating func wireDependencies(of slot: Int32) -> CallResult? {
+        let s = Int(slot)
+        var blocker: CallResult?
+        for dependency in slots[s].operation.dependencies {
+            guard let target = index[dependency] else { continue }
+            let t = Int(target)
+            guard slots[t].phase == .finished, let result = slots[t].result else {
+                slots[t].dependents.append(slot)
+                slots[s].unfinishedDependencies += 1
+                continue
+            }
+            if blocker == nil, slots[s].operation.onDependencyFailure == .cancel,
+                let reason = Self.cancellation(afterDependency: dependency, finished: result)
+            {
+                blocker = .cancelled(reason)
+            }
         }
-        lanes[lane].commitRemaining[snapshot, default: 0] += 1
+        return blocker
     }
 
     /// Why a dependent is cancelled when its dependency ended with `result`, or `nil` when it may run.

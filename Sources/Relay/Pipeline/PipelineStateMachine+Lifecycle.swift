@@ -142,47 +142,24 @@ extension PipelineStateMachine {
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)
         }
+        var finished: [(finishedAt: Int64, slot: Int32)] = []
         for slot in restored {
             let s = Int(slot)
             let l = Int(slots[s].lane)
             if let result = slots[s].result {
-                switch result {
-                case .completed: lanes[l].counts.completed += 1
-                case .skipped: lanes[l].counts.skipped += 1
-                case .failed: lanes[l].counts.failed += 1
-                case .cancelled: lanes[l].counts.cancelled += 1
-                }
-                retained.append((slots[s].finishedAt, slot))
+                lanes[l].counts.countFinished(result)
+                finished.append((slots[s].finishedAt, slot))
                 continue
             }
             lanes[l].counts.pending += 1
-            if lanes[l].algorithm == .commitGraph {
-                if lanes[l].openCommits.last != slots[s].snapshot { lanes[l].openCommits.append(slots[s].snapshot) }
-                lanes[l].commitRemaining[slots[s].snapshot, default: 0] += 1
-            }
+            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(slots[s].snapshot) }
         }
+        for entry in finished.sorted(by: { $0.finishedAt < $1.finishedAt }) { retained.append(entry) }
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where slots[Int(slot)].phase == .pending {
-            let s = Int(slot)
-            var blocker: CallResult?
-            for dependency in slots[s].operation.dependencies {
-                guard let target = index[dependency] else { continue }
-                let t = Int(target)
-                guard slots[t].phase == .finished, let result = slots[t].result else {
-                    slots[t].dependents.append(slot)
-                    slots[s].unfinishedDependencies += 1
-                    continue
-                }
-                if blocker == nil, slots[s].operation.onDependencyFailure == .cancel,
-                    let reason = Self.cancellation(afterDependency: dependency, finished: result)
-                {
-                    blocker = .cancelled(reason)
-                }
-            }
-            if let blocker { cancellations.append((slot, blocker)) }
+            if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
         }
         for (slot, result) in cancellations { finishTerminal(slot, result, now: now) }
         for slot in restored { reevaluate(slot, now: now) }
-        retained.sort { $0.finishedAt < $1.finishedAt }
     }
 }

@@ -212,12 +212,7 @@ extension PipelineStateMachine {
         let l = Int(slots[s].lane)
         if previous == .ready { lanes[l].readyCount -= 1 }
         lanes[l].counts.pending -= 1
-        switch result {
-        case .completed: lanes[l].counts.completed += 1
-        case .skipped: lanes[l].counts.skipped += 1
-        case .failed: lanes[l].counts.failed += 1
-        case .cancelled: lanes[l].counts.cancelled += 1
-        }
+        lanes[l].counts.countFinished(result)
         slots[s].phase = .finished
         slots[s].token &+= 1
         slots[s].finishedAt = now
@@ -270,11 +265,7 @@ extension PipelineStateMachine {
         lanes[l].commitRemaining[snapshot] = nil
         guard lanes[l].oldestOpenCommit == snapshot else { return }
         while let oldest = lanes[l].oldestOpenCommit, lanes[l].commitRemaining[oldest] == nil {
-            lanes[l].openCommitsHead += 1
-        }
-        if lanes[l].openCommitsHead == lanes[l].openCommits.count {
-            lanes[l].openCommits.removeAll(keepingCapacity: true)
-            lanes[l].openCommitsHead = 0
+            _ = lanes[l].openCommits.popFirst()
         }
         guard let next = lanes[l].oldestOpenCommit, let released = lanes[l].gated.removeValue(forKey: next) else {
             return

@@ -89,8 +89,7 @@ struct PipelineStateMachine: Sendable {
     var hub = EventHub()
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
-    var retained: [(finishedAt: Int64, slot: Int32)] = []
-    var retainedHead = 0
+    var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var timerWaiter: CheckedContinuation<Void, Never>?
@@ -246,13 +245,9 @@ struct PipelineStateMachine: Sendable {
             }
         case .commitGraph:
             // Rebuild the per-commit accounting from the lane's unfinished operations; a rare, explicit change.
-            var remaining: [UInt64: Int] = [:]
-            for slot in slots where slot.lane == lane && slot.phase != .free && slot.phase != .finished {
-                remaining[slot.snapshot, default: 0] += 1
-            }
-            lanes[l].commitRemaining = remaining
-            lanes[l].openCommits = remaining.keys.sorted()
-            lanes[l].openCommitsHead = 0
+            lanes[l].resetCommitGraph()
+            let open = slots.filter { $0.lane == lane && $0.phase != .free && $0.phase != .finished }
+            for snapshot in open.map(\.snapshot).sorted() { lanes[l].openCommit(snapshot) }
         }
     }
 
@@ -405,16 +400,9 @@ struct PipelineStateMachine: Sendable {
     // MARK: - Retention
 
     mutating func evictExpired(now: Int64) {
-        while retainedHead < retained.count, retained[retainedHead].finishedAt <= now - limits.retention {
-            free(retained[retainedHead].slot)
-            retainedHead += 1
-        }
-        if retainedHead == retained.count {
-            retained.removeAll(keepingCapacity: true)
-            retainedHead = 0
-        } else if retainedHead >= 4096 && retainedHead * 2 >= retained.count {
-            retained.removeFirst(retainedHead)
-            retainedHead = 0
+        while let oldest = retained.first, oldest.finishedAt <= now - limits.retention {
+            _ = retained.popFirst()
+            free(oldest.slot)
         }
     }
 

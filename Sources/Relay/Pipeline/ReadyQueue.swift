@@ -16,18 +16,13 @@ struct ReadyQueue: Sendable {
 
     private struct Bucket: Sendable {
         let priority: Int
-        var inOrder: [Entry] = []
-        var head = 0
+        var inOrder = FIFOQueue<Entry>()
         var late = MinHeap<Entry>()
 
-        var isEmpty: Bool { head == inOrder.count && late.isEmpty }
+        var isEmpty: Bool { inOrder.isEmpty && late.isEmpty }
 
         mutating func push(_ entry: Entry) {
-            if head == inOrder.count {
-                inOrder.removeAll(keepingCapacity: true)
-                head = 0
-                inOrder.append(entry)
-            } else if let last = inOrder.last, last.order < entry.order {
+            if inOrder.last.map({ $0.order < entry.order }) ?? true {
                 inOrder.append(entry)
             } else {
                 late.push(entry)
@@ -35,20 +30,10 @@ struct ReadyQueue: Sendable {
         }
 
         mutating func popFirst() -> Entry? {
-            let fromFIFO = head < inOrder.count ? inOrder[head] : nil
-            if let top = late.min, fromFIFO.map({ top < $0 }) ?? true {
+            if let top = late.min, inOrder.first.map({ top < $0 }) ?? true {
                 return late.popMin()
             }
-            guard let entry = fromFIFO else { return nil }
-            head += 1
-            if head == inOrder.count {
-                inOrder.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 4096 && head * 2 >= inOrder.count {
-                inOrder.removeFirst(head)
-                head = 0
-            }
-            return entry
+            return inOrder.popFirst()
         }
     }
 

@@ -105,6 +105,39 @@ extension DataPoint {
     }
 }
 
+extension DataPoint {
+    /// Registers `.gated`: each attempt waits at the gate, then completes with `result`.
+    nonisolated func registerGated(_ gate: Gate, result: Data = Data()) {
+        register(
+            ClosureExecutor { _, _ in
+                await gate.wait()
+                return .completed(result)
+            }, for: .gated)
+    }
+
+    /// Registers a kind whose attempts arrive at `started`, then run until their task is cancelled.
+    nonisolated func registerUntilCancelled(_ kind: CallKind, started: Gate) {
+        started.open()
+        register(
+            ClosureExecutor { _, _ in
+                await started.wait()
+                try await untilCancelled()
+                return .completed(Data())
+            },
+            for: kind
+        )
+    }
+}
+
+/// Suspends until the task is cancelled, then throws `CancellationError`.
+func untilCancelled() async throws {
+    let (never, continuation) = AsyncStream<Void>.makeStream()
+    // Iteration ends only when the task is cancelled; using the continuation afterwards keeps the stream open.
+    for await _ in never {}
+    continuation.finish()
+    throw CancellationError()
+}
+
 /// Configuration for tests on a manual clock: shutdown does not wait on the clock.
 let testConfiguration = DataPoint.Configuration(shutdownGracePeriod: .zero)
 
