@@ -105,4 +105,24 @@ struct AlgorithmTests {
             _ = try await slow.value
         }
     }
+
+    @Test("S7: switching to .commitGraph holds back ready operations of later commits")
+    func switchingToCommitGraphHoldsBackReadyOperations() async throws {
+        let gate = Gate()
+        try await withManualPoint { point, _ in
+            point.registerGated(gate)
+            let data = try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
+            try await data.suspend()
+            let slow = try await point.enqueue(CallOperation(kind: .gated))
+            let later = try await point.enqueue(CallOperation(kind: .echo))
+            try await data.setAlgorithm(.commitGraph)
+            try await data.resume()
+            await gate.waitForArrivals(1)
+            await point.settled()
+            #expect(later.status?.state == .pending(.earlierCommit))
+            gate.open()
+            _ = try await slow.value
+            #expect(try await later.value == Data())
+        }
+    }
 }

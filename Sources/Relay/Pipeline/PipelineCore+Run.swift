@@ -39,10 +39,11 @@ extension PipelineCore {
         return stopped.value
     }
 
+    /// Closes the store, then resumes every waiter: once `shutdown()` returns, the store is released.
     func finishShutdown() async {
+        try? await storage.close()
         let now = clock.now
         transition { $0.completeShutdown(now: now) }.effects.perform()
-        try? await storage.close()
     }
 
     func waitUntilStopped() async {

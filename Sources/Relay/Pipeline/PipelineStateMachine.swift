@@ -244,10 +244,21 @@ struct PipelineStateMachine: Sendable {
                 reevaluate(slot, now: now)
             }
         case .commitGraph:
-            // Rebuild the per-commit accounting from the lane's unfinished operations; a rare, explicit change.
+            // A rare, explicit change, so one scan is fine: rebuild the per-commit accounting from the lane's
+            // unfinished operations, and send ready operations of later commits back to wait for earlier ones.
             lanes[l].resetCommitGraph()
-            let open = slots.filter { $0.lane == lane && $0.phase != .free && $0.phase != .finished }
-            for snapshot in open.map(\.snapshot).sorted() { lanes[l].openCommit(snapshot) }
+            let open = slots.indices
+                .filter { slots[$0].lane == lane && slots[$0].phase != .free && slots[$0].phase != .finished }
+                .sorted { slots[$0].order < slots[$1].order }
+            for s in open { lanes[l].openCommit(slots[s].snapshot) }
+            let oldest = lanes[l].oldestOpenCommit
+            for s in open where slots[s].phase == .ready && slots[s].snapshot != oldest {
+                slots[s].phase = .pending
+                slots[s].token &+= 1
+                slots[s].gated = true
+                lanes[l].readyCount -= 1
+                lanes[l].gated[slots[s].snapshot, default: []].append(Int32(s))
+            }
         }
     }
 
