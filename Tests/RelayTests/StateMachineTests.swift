@@ -155,4 +155,27 @@ struct StateMachineTests {
         #expect(percentiles.p99 == .nanoseconds(25))
         #expect(LatencyWindow(capacity: 5).percentiles() == .empty)
     }
+
+    @Test("the operation index agrees with a dictionary through inserts, removals and growth")
+    func operationIndexMatchesDictionary() {
+        var index = OperationIndex(capacity: 4)
+        var reference: [UUID: Int32] = [:]
+        var generator = SplitMix64(seed: 11)
+        var ids: [UUID] = []
+        for step in 0..<20_000 {
+            if ids.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {
+                let id = UUID()
+                ids.append(id)
+                index[id] = Int32(step)
+                reference[id] = Int32(step)
+            } else {
+                let id = ids.remove(at: Int.random(in: 0..<ids.count, using: &generator))
+                index.remove(id)
+                reference[id] = nil
+            }
+        }
+        #expect(index.count == reference.count)
+        #expect(reference.allSatisfy { index[$0.key] == $0.value })
+        #expect(index[UUID()] == nil)
+    }
 }

@@ -56,8 +56,8 @@ extension DataPoint {
     /// - Throws: ``RelayError`` for bad input (see ``enqueue(_:)-([CallOperation])``); nothing is enqueued then.
     @discardableResult
     public nonisolated func enqueue(_ operation: CallOperation) async throws -> CallHandle {
-        try await core.enqueue([operation])
-        return CallHandle(id: operation.id, core: core)
+        let slots = try await core.enqueue([operation])
+        return CallHandle(id: operation.id, core: core, slotHint: slots[0])
     }
 
     /// Enqueues operations as one atomic commit: all of them, or none.
@@ -79,8 +79,8 @@ extension DataPoint {
     ///   ``RelayError/Code/invalidRetryPolicy`` or ``RelayError/Code/shutdown``. A rejected commit changes nothing.
     @discardableResult
     public nonisolated func enqueue(_ operations: [CallOperation]) async throws -> [CallHandle] {
-        try await core.enqueue(operations)
-        return operations.map { CallHandle(id: $0.id, core: core) }
+        let slots = try await core.enqueue(operations)
+        return zip(operations, slots).map { CallHandle(id: $0.id, core: core, slotHint: $1) }
     }
 
     /// Enqueues an operation and waits for its result.

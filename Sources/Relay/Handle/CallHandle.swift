@@ -17,10 +17,13 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// The operation's id.
     public let id: UUID
     let core: PipelineCore
+    /// Where the operation was when the handle was made; checked before use, since slots are reused.
+    let slotHint: Int32
 
-    init(id: UUID, core: PipelineCore) {
+    init(id: UUID, core: PipelineCore, slotHint: Int32 = -1) {
         self.id = id
         self.core = core
+        self.slotHint = slotHint
     }
 
     /// The operation's terminal state, once it has one.
@@ -29,7 +32,7 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     ///   ``RelayError/Code/expired`` if the outcome is older than the retention window; `CancellationError` if the
     ///   awaiting task is cancelled.
     public var outcome: CallResult {
-        get async throws { try await core.awaitResult(of: id) }
+        get async throws { try await core.awaitResult(of: id, hint: slotHint) }
     }
 
     /// The result of a completed operation.

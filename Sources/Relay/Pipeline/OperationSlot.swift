@@ -15,7 +15,6 @@ struct OperationSlot: Sendable {
 
     static let never = Int64.min
 
-    var operation: CallOperation
     var phase: Phase = .pending
     var token: UInt32 = 0
     var lane: Int32
@@ -25,6 +24,7 @@ struct OperationSlot: Sendable {
     var gated = false
     var cancelRequested = false
     var order: UInt64
+    var snapshot: UInt64
     var dependents: [Int32] = []
     var enqueuedAt: Int64
     var firstStartedAt = never
@@ -36,8 +36,6 @@ struct OperationSlot: Sendable {
     var worker: UInt64 = 0
     var lastFailure: String?
     var result: CallResult?
-
-    var snapshot: UInt64 { operation.snapshot ?? 0 }
 }
 
 /// A worker task of a sequence, as the pipeline sees it.

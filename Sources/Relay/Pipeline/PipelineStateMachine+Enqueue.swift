@@ -2,7 +2,10 @@ import Foundation
 
 extension PipelineStateMachine {
     /// Applies one commit atomically: every operation is validated first, and a rejected commit changes nothing.
-    mutating func enqueue(_ operations: [CallOperation], now: Int64) throws(RelayError) {
+    ///
+    /// Returns each operation's slot, in call order, for its handle to find it without a lookup.
+    @discardableResult
+    mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [Int32] {
         switch lifecycle {
         case .stopping, .stopped:
             throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
@@ -11,66 +14,87 @@ extension PipelineStateMachine {
         }
         let firstOrder = nextOrder
         var fresh: [Int32] = []
-        fresh.reserveCapacity(operations.count)
+        fresh.reserveCapacity(batch.count)
+        var slotsInCallOrder: [Int32] = []
+        slotsInCallOrder.reserveCapacity(batch.count)
         do {
-            try allocate(operations, firstOrder: firstOrder, now: now, into: &fresh)
+            try allocate(batch, firstOrder: firstOrder, now: now, into: &fresh, slots: &slotsInCallOrder)
             try validateDependencies(of: fresh, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
             throw error
         }
-        guard !fresh.isEmpty else { return }
+        guard !fresh.isEmpty else { return slotsInCallOrder }
         commit(fresh, now: now)
         evictExpired(now: now)
+        return slotsInCallOrder
     }
 
     /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap.
     private mutating func allocate(
-        _ operations: [CallOperation],
+        _ batch: [CallOperation],
         firstOrder: UInt64,
         now: Int64,
-        into fresh: inout [Int32]
+        into fresh: inout [Int32],
+        slots slotsInCallOrder: inout [Int32]
     ) throws(RelayError) {
         let snapshot = lastSnapshot + 1
-        for operation in operations {
-            if let known = index[operation.id] {
-                guard slots[Int(known)].operation.hasSameContent(as: operation) else {
+        index.reserve(batch.count)
+        // Commits usually name one sequence and one kind; look each up once.
+        var lane: (name: CallSequence.Name, number: Int32)?
+        var executor: (kind: CallKind, number: Int32)?
+        for operation in batch {
+            let bucket: Int
+            switch index.probe(operation.id) {
+            case .found(let known):
+                guard operations[Int(known)].hasSameContent(as: operation) else {
                     throw RelayError(
                         .conflictingOperation,
                         "operation \(operation.id) is already known with different content",
                         operationIDs: [operation.id]
                     )
                 }
+                slotsInCallOrder.append(known)
                 continue
+            case .vacant(let vacant):
+                bucket = vacant
             }
             try validate(operation)
-            guard let lane = laneIndex[operation.sequenceName], lanes[Int(lane)].isRegistered else {
-                throw RelayError(
-                    .unknownSequence,
-                    "operation \(operation.id) names sequence \(operation.sequenceName), which is not registered",
-                    operationIDs: [operation.id]
-                )
+            if lane?.name != operation.sequenceName {
+                guard let number = laneIndex[operation.sequenceName], lanes[Int(number)].isRegistered else {
+                    throw RelayError(
+                        .unknownSequence,
+                        "operation \(operation.id) names sequence \(operation.sequenceName), which is not registered",
+                        operationIDs: [operation.id]
+                    )
+                }
+                lane = (operation.sequenceName, number)
             }
-            guard let executor = executorIndex[operation.kind] else {
-                throw RelayError(
-                    .unknownKind,
-                    "no executor is registered for kind \(operation.kind) of operation \(operation.id)",
-                    operationIDs: [operation.id]
-                )
+            if executor?.kind != operation.kind {
+                guard let number = executorIndex[operation.kind] else {
+                    throw RelayError(
+                        .unknownKind,
+                        "no executor is registered for kind \(operation.kind) of operation \(operation.id)",
+                        operationIDs: [operation.id]
+                    )
+                }
+                executor = (operation.kind, number)
             }
             var stored = operation
             stored.snapshot = snapshot
-            let slot = allocateSlot(
+            let number = allocateSlot(
                 OperationSlot(
-                    operation: stored,
-                    lane: lane,
-                    executor: executor,
+                    lane: lane?.number ?? 0,
+                    executor: executor?.number ?? -1,
                     order: firstOrder + UInt64(fresh.count),
+                    snapshot: snapshot,
                     enqueuedAt: now
-                )
+                ),
+                for: stored
             )
-            index[operation.id] = slot
-            fresh.append(slot)
+            index.insert(operation.id, number, at: bucket)
+            fresh.append(number)
+            slotsInCallOrder.append(number)
         }
     }
 
@@ -97,8 +121,8 @@ extension PipelineStateMachine {
     /// Known operations never depend on new ones, so a cycle can only run through this commit's operations.
     private func validateDependencies(of fresh: [Int32], firstOrder: UInt64) throws(RelayError) {
         var internalEdges = false
-        for slot in fresh {
-            let operation = slots[Int(slot)].operation
+        for slot in fresh where !operations[Int(slot)].dependencies.isEmpty {
+            let operation = operations[Int(slot)]
             for dependency in operation.dependencies {
                 if dependency == operation.id {
                     throw RelayError(
@@ -119,7 +143,7 @@ extension PipelineStateMachine {
         }
         guard internalEdges else { return }
         if let cycle = findCycle(in: fresh, firstOrder: firstOrder) {
-            let ids = cycle.map { slots[Int($0)].operation.id }
+            let ids = cycle.map { operations[Int($0)].id }
             throw RelayError(
                 .dependencyCycle,
                 "dependencies form a cycle: " + ids.map(\.uuidString).joined(separator: " → "),
@@ -137,7 +161,7 @@ extension PipelineStateMachine {
         }
         func position(_ slot: Int32) -> Int { Int(slots[Int(slot)].order - firstOrder) }
         func internalDependencies(_ slot: Int32) -> [Int32] {
-            slots[Int(slot)].operation.dependencies.compactMap { id in
+            operations[Int(slot)].dependencies.compactMap { id in
                 guard let target = index[id], slots[Int(target)].order >= firstOrder else { return nil }
                 return target
             }
@@ -169,7 +193,7 @@ extension PipelineStateMachine {
 
     private mutating func rollBack(_ fresh: [Int32]) {
         for slot in fresh.reversed() {
-            index[slots[Int(slot)].operation.id] = nil
+            index.remove(operations[Int(slot)].id)
             vacate(slot)
         }
     }
@@ -181,11 +205,11 @@ extension PipelineStateMachine {
         let snapshot = lastSnapshot
         var cancellations: [(Int32, CallResult)] = []
         var committed: [CallOperation] = []
-        committed.reserveCapacity(fresh.count)
+        if recording { committed.reserveCapacity(fresh.count) }
         let publishing = hub.isActive
         for slot in fresh {
             let s = Int(slot)
-            committed.append(slots[s].operation)
+            if recording { committed.append(operations[s]) }
             let lane = Int(slots[s].lane)
             lanes[lane].counts.pending += 1
             if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
@@ -193,13 +217,13 @@ extension PipelineStateMachine {
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
-                    operation: slots[s].operation.id,
-                    sequence: slots[s].operation.sequenceName,
+                    operation: operations[s].id,
+                    sequence: operations[s].sequenceName,
                     now: now
                 )
             }
         }
-        records.append(.commit(snapshot: snapshot, operations: committed, at: date(now)))
+        if recording { records.append(.commit(snapshot: snapshot, operations: committed, at: date(now))) }
         for (slot, result) in cancellations {
             finishTerminal(slot, result, now: now)
         }
@@ -215,7 +239,7 @@ extension PipelineStateMachine {
     mutating func wireDependencies(of slot: Int32) -> CallResult? {
         let s = Int(slot)
         var blocker: CallResult?
-        for dependency in slots[s].operation.dependencies {
+        for dependency in operations[s].dependencies {
             guard let target = index[dependency] else { continue }
             let t = Int(target)
             guard slots[t].phase == .finished, let result = slots[t].result else {
@@ -223,7 +247,7 @@ extension PipelineStateMachine {
                 slots[s].unfinishedDependencies += 1
                 continue
             }
-            if blocker == nil, slots[s].operation.onDependencyFailure == .cancel,
+            if blocker == nil, operations[s].onDependencyFailure == .cancel,
                 let reason = Self.cancellation(afterDependency: dependency, finished: result)
             {
                 blocker = .cancelled(reason)

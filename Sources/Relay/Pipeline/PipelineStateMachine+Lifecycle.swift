@@ -62,7 +62,7 @@ extension PipelineStateMachine {
     mutating func completeShutdown(now: Int64) {
         lifecycle = .stopped
         for (slot, waiters) in resultWaiters {
-            let id = slots[Int(slot)].operation.id
+            let id = operations[Int(slot)].id
             let error = RelayError(
                 .shutdown,
                 "the DataPoint shut down before operation \(id) finished; it stays stored",
@@ -119,10 +119,10 @@ extension PipelineStateMachine {
             guard index[entry.operation.id] == nil else { continue }
             let lane = placeholderLane(entry.operation.sequenceName)
             var slot = OperationSlot(
-                operation: entry.operation,
                 lane: lane,
                 executor: executorIndex[entry.operation.kind] ?? -1,
                 order: nextOrder,
+                snapshot: entry.operation.snapshot ?? 0,
                 enqueuedAt: clock.time(of: entry.enqueuedAt)
             )
             nextOrder += 1
@@ -137,7 +137,7 @@ extension PipelineStateMachine {
                 slot.result = result
                 slot.finishedAt = entry.finishedAt.map(clock.time(of:)) ?? now
             }
-            let number = allocateSlot(slot)
+            let number = allocateSlot(slot, for: entry.operation)
             index[entry.operation.id] = number
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)

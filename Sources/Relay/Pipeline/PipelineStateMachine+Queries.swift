@@ -32,7 +32,7 @@ extension PipelineStateMachine {
         }
         return CallStatus(
             id: id,
-            sequenceName: entry.operation.sequenceName,
+            sequenceName: operations[s].sequenceName,
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),
@@ -44,8 +44,8 @@ extension PipelineStateMachine {
         let entry = slots[s]
         let lane = lanes[Int(entry.lane)]
         if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }
-        if entry.executor < 0 && executorIndex[entry.operation.kind] == nil {
-            return .executorNotRegistered(entry.operation.kind)
+        if entry.executor < 0 && executorIndex[operations[s].kind] == nil {
+            return .executorNotRegistered(operations[s].kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
         if entry.holdUntil > now && entry.holdUntil >= entry.retryAt { return .held(until: date(entry.holdUntil)) }
@@ -74,11 +74,11 @@ extension PipelineStateMachine {
 
     func dependents(of id: UUID) -> [UUID]? {
         guard let slot = index[id] else { return nil }
-        return slots[Int(slot)].dependents.map { slots[Int($0)].operation.id }
+        return slots[Int(slot)].dependents.map { operations[Int($0)].id }
     }
 
     func operation(_ id: UUID) -> CallOperation? {
-        index[id].map { slots[Int($0)].operation }
+        index[id].map { operations[Int($0)] }
     }
 
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {

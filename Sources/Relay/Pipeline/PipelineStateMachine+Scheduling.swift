@@ -60,17 +60,17 @@ extension PipelineStateMachine {
         lanes[l].counts.running += 1
         runningTotal += 1
         let attempt = Int(slots[s].attempts)
-        let id = slots[s].operation.id
+        let id = operations[s].id
         let startedAt = date(now)
-        records.append(.started(id, attempt: attempt, at: startedAt))
+        if recording { records.append(.started(id, attempt: attempt, at: startedAt)) }
         if hub.isActive {
             publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
         }
         return Job(
             slot: slot,
-            operation: slots[s].operation,
+            operation: operations[s],
             executor: executors[Int(slots[s].executor)],
-            context: CallContext(attempt: attempt, startedAt: startedAt, operation: slots[s].operation)
+            context: CallContext(attempt: attempt, startedAt: startedAt, operation: operations[s])
         )
     }
 
@@ -162,7 +162,7 @@ extension PipelineStateMachine {
         }
         let attempts = Int(slots[s].attempts)
         let elapsed = Duration.nanoseconds(now - slots[s].firstStartedAt)
-        let policy = slots[s].operation.retryPolicy
+        let policy = operations[s].retryPolicy
         guard
             let delay = policy.nextDelay(
                 afterAttempt: attempts,
@@ -177,12 +177,12 @@ extension PipelineStateMachine {
         slots[s].lastFailure = reason
         let (retryAt, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         slots[s].retryAt = overflow ? Int64.max : retryAt
-        let id = slots[s].operation.id
-        records.append(.retryScheduled(id, attempt: attempts, at: date(slots[s].retryAt)))
+        let id = operations[s].id
+        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(slots[s].retryAt))) }
         publish(
             .retryScheduled(attempt: attempts, at: date(slots[s].retryAt), reason: reason),
             operation: id,
-            sequence: slots[s].operation.sequenceName,
+            sequence: operations[s].sequenceName,
             now: now
         )
         reevaluate(slot, now: now)
@@ -190,7 +190,7 @@ extension PipelineStateMachine {
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
     private mutating func interrupt(_ slot: Int32, now: Int64) {
-        records.append(.interrupted(slots[Int(slot)].operation.id, at: date(now)))
+        if recording { records.append(.interrupted(operations[Int(slot)].id, at: date(now))) }
         reevaluate(slot, now: now)
     }
 
@@ -222,8 +222,8 @@ extension PipelineStateMachine {
             queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
             runTimes.record(slots[s].runNanoseconds)
         }
-        let id = slots[s].operation.id
-        records.append(.finished(id, result, at: date(now)))
+        let id = operations[s].id
+        if recording { records.append(.finished(id, result, at: date(now))) }
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: s)
             let kind: CallEvent.Kind =
@@ -242,7 +242,7 @@ extension PipelineStateMachine {
         slots[s].dependents = []
         for dependent in dependents {
             let d = Int(dependent)
-            if slots[d].operation.onDependencyFailure == .cancel,
+            if operations[d].onDependencyFailure == .cancel,
                 let reason = Self.cancellation(afterDependency: id, finished: result)
             {
                 cascade.append((dependent, .cancelled(reason)))
@@ -281,28 +281,39 @@ extension PipelineStateMachine {
     /// Registers a waiter for an operation's result, or returns the answer at once.
     mutating func awaitResult(
         _ id: UUID,
+        hint: Int32,
         waiter: UInt64,
         cancelled: Bool,
         _ continuation: CheckedContinuation<CallResult, any Error>
     ) -> Result<CallResult, any Error>? {
         if cancelled { return .failure(CancellationError()) }
-        guard let slot = index[id] else {
+        if let answer = answer(for: id, hint: hint) { return answer.mapError { $0 } }
+        guard let slot = slot(of: id, hint: hint) else { return nil }
+        resultWaiters[slot, default: []].append((waiter, continuation))
+        return nil
+    }
+
+    /// The operation's slot: the hint when it still holds the operation, or else a lookup.
+    func slot(of id: UUID, hint: Int32) -> Int32? {
+        if hint >= 0, Int(hint) < slots.count, slots[Int(hint)].phase != .free, operations[Int(hint)].id == id {
+            return hint
+        }
+        return index[id]
+    }
+
+    /// The outcome a waiter gets at once: the result, or why none will come; `nil` while the operation is unfinished.
+    func answer(for id: UUID, hint: Int32) -> Result<CallResult, RelayError>? {
+        guard let slot = slot(of: id, hint: hint) else {
             return .failure(
                 RelayError(
-                    .expired,
-                    "operation \(id) finished longer ago than the retention window",
-                    operationIDs: [id]
-                )
+                    .expired, "operation \(id) finished longer ago than the retention window", operationIDs: [id])
             )
         }
         if let result = slots[Int(slot)].result { return .success(result) }
-        if lifecycle == .stopped {
-            return .failure(
-                RelayError(.shutdown, "the DataPoint shut down before operation \(id) finished", operationIDs: [id])
-            )
-        }
-        resultWaiters[slot, default: []].append((waiter, continuation))
-        return nil
+        guard lifecycle == .stopped else { return nil }
+        return .failure(
+            RelayError(.shutdown, "the DataPoint shut down before operation \(id) finished", operationIDs: [id])
+        )
     }
 
     mutating func stopAwaitingResult(_ id: UUID, waiter: UInt64) -> CheckedContinuation<CallResult, any Error>? {

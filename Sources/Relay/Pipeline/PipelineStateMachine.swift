@@ -64,10 +64,14 @@ struct PipelineStateMachine: Sendable {
 
     let origin: Date
     let limits: Limits
+    /// Whether storage keeps records; when it does not, none are built.
+    let recording: Bool
 
-    var slots: [OperationSlot] = []
+    var slots = ChunkedTable<OperationSlot>()
+    /// The operations as enqueued, by slot number; kept apart so the scheduler's own fields stay dense.
+    var operations = ChunkedTable<CallOperation>()
     var freeSlots: [Int32] = []
-    var index: [UUID: Int32] = [:]
+    var index = OperationIndex()
     var lanes: [Lane] = []
     var laneIndex: [CallSequence.Name: Int32] = [:]
     var executors: [any CallExecutor] = []
@@ -100,9 +104,10 @@ struct PipelineStateMachine: Sendable {
     var effects = PipelineEffects()
     var generator = SystemRandomNumberGenerator()
 
-    init(origin: Date, limits: Limits) {
+    init(origin: Date, limits: Limits, recording: Bool = true) {
         self.origin = origin
         self.limits = limits
+        self.recording = recording
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
     }
@@ -174,7 +179,7 @@ struct PipelineStateMachine: Sendable {
             laneIndex[name] = laneNumber
             if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
         }
-        records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm))
+        if recording { records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm)) }
         for _ in 0..<max(0, addingSuspensions) {
             _ = suspend(lane: laneNumber, reason: "suspended before it was added", now: now)
         }
@@ -192,7 +197,7 @@ struct PipelineStateMachine: Sendable {
         }
         laneIndex[name] = Int32(lanes.count)
         lanes.append(Lane(name: name, sequence: sequence, bunchSize: 1, algorithm: .flat))
-        records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat))
+        if recording { records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat)) }
         if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
     }
 
@@ -211,7 +216,9 @@ struct PipelineStateMachine: Sendable {
         }
         let lane = try registeredLane(name)
         lanes[Int(lane)].bunchSize = size
-        records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
+        if recording {
+            records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
+        }
         dispatch(lane)
     }
 
@@ -220,7 +227,9 @@ struct PipelineStateMachine: Sendable {
     {
         let lane = try registeredLane(name)
         setAlgorithm(algorithm, lane: lane, now: now)
-        records.append(.sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
+        if recording {
+            records.append(.sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
+        }
     }
 
     func registeredLane(_ name: CallSequence.Name) throws(RelayError) -> Int32 {
@@ -291,7 +300,7 @@ struct PipelineStateMachine: Sendable {
             return
         }
         if slots[s].executor < 0 {
-            let kind = slots[s].operation.kind
+            let kind = operations[s].kind
             guard let executor = executorIndex[kind] else {
                 waitingForExecutor[kind, default: []].append(slot)
                 return
@@ -309,7 +318,7 @@ struct PipelineStateMachine: Sendable {
         slots[s].token &+= 1
         lanes[l].ready.push(
             .init(order: slots[s].order, slot: slot, token: slots[s].token),
-            priority: slots[s].operation.priority
+            priority: operations[s].priority
         )
         lanes[l].readyCount += 1
         dispatch(lane)
@@ -422,29 +431,33 @@ struct PipelineStateMachine: Sendable {
 
     private mutating func free(_ slot: Int32) {
         guard slots[Int(slot)].phase == .finished else { return }
-        index[slots[Int(slot)].operation.id] = nil
+        index.remove(operations[Int(slot)].id)
         vacate(slot)
     }
 
-    /// Releases a slot's memory and makes it reusable; its token keeps growing so stale entries stay stale.
+    /// Releases a slot's memory and makes it reusable; the next allocation overwrites every other field.
     mutating func vacate(_ slot: Int32) {
         let s = Int(slot)
-        holds[slot] = nil
-        let token = slots[s].token &+ 1
-        slots[s] = OperationSlot(operation: Self.vacant, lane: 0, executor: -1, order: 0, enqueuedAt: 0)
+        if !holds.isEmpty { holds[slot] = nil }
+        operations[s] = Self.vacant
+        slots[s].dependents = []
+        slots[s].result = nil
+        slots[s].lastFailure = nil
         slots[s].phase = .free
-        slots[s].token = token
+        slots[s].token &+= 1
         freeSlots.append(slot)
     }
 
-    mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
+    mutating func allocateSlot(_ slot: OperationSlot, for operation: CallOperation) -> Int32 {
         if let reused = freeSlots.popLast() {
             let token = slots[Int(reused)].token
             slots[Int(reused)] = slot
             slots[Int(reused)].token = token
+            operations[Int(reused)] = operation
             return reused
         }
         slots.append(slot)
+        operations.append(operation)
         return Int32(slots.count - 1)
     }
 
@@ -463,7 +476,7 @@ struct PipelineStateMachine: Sendable {
             count = suspensionCount
         }
         let name = lane.map { lanes[Int($0)].name }
-        records.append(.suspensionChanged(name, count: count))
+        if recording { records.append(.suspensionChanged(name, count: count)) }
         if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now) }
         return count
     }
@@ -483,7 +496,7 @@ struct PipelineStateMachine: Sendable {
             count = suspensionCount
         }
         let name = lane.map { lanes[Int($0)].name }
-        records.append(.suspensionChanged(name, count: count))
+        if recording { records.append(.suspensionChanged(name, count: count)) }
         guard count == 0 else { return count }
         publish(.resumed(reason: reason), operation: nil, sequence: name, now: now)
         if let lane { dispatch(lane) } else { dispatchAll() }
@@ -504,11 +517,11 @@ struct PipelineStateMachine: Sendable {
         contexts[context] = until
         holds[slot] = contexts.isEmpty ? nil : contexts
         slots[s].holdUntil = contexts.values.max() ?? OperationSlot.never
-        records.append(.held(id, until: until.map(date), context: context))
+        if recording { records.append(.held(id, until: until.map(date), context: context)) }
         publish(
             .held(until: until.map(date), context: context),
             operation: id,
-            sequence: slots[s].operation.sequenceName,
+            sequence: operations[s].sequenceName,
             now: now
         )
         if slots[s].phase == .ready && slots[s].holdUntil > now {

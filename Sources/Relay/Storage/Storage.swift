@@ -29,10 +29,21 @@ public protocol Storage: Sendable {
     /// - Throws: ``RelayError`` with code ``RelayError/Code/storageFailure`` when the records could not be made durable.
     func waitUntilDurable(_ ticket: StorageTicket) async throws
 
+    /// Whether the store keeps the records it is given.
+    ///
+    /// A store that keeps nothing, like ``VolatileStorage``, returns `false`, and the pipeline then builds no records
+    /// at all. The default is `true`.
+    var keepsRecords: Bool { get }
+
     /// Makes everything durable and releases the store.
     ///
     /// - Throws: ``RelayError`` when the final flush fails.
     func close() async throws
+}
+
+extension Storage {
+    /// Stores keep the records they are given unless they say otherwise.
+    public var keepsRecords: Bool { true }
 }
 
 /// A position in a store's record stream, used to wait for durability.

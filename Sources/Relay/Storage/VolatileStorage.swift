@@ -29,6 +29,9 @@ public struct VolatileStorage: Storage {
 
     /// Does nothing.
     public func close() async throws {}
+
+    /// `false`: a volatile store keeps no records, so the pipeline builds none.
+    public var keepsRecords: Bool { false }
 }
 
 extension Storage where Self == VolatileStorage {

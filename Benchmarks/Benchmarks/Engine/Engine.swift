@@ -1,0 +1,188 @@
+import Benchmark
+import Foundation
+import Relay
+
+/// Relay's engine against its baselines, in the same run. Names carry the operation count per iteration, which
+/// `compare.sh` reads to turn the median wall-clock time into operations per second.
+let benchmarks: @Sendable () -> Void = {
+    let timing: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
+    func configuration(iterations: Int, metrics: [BenchmarkMetric] = timing) -> Benchmark.Configuration {
+        .init(metrics: metrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: iterations)
+    }
+
+    // P1: throughput at bunch 64 (and 5) against a raw task group and OperationQueue of the same width.
+    for width in [64, 5] {
+        let count = 100_000
+        Benchmark("P1 Relay bunch \(width) n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
+            let operations = independentOperations(count)
+            try await withPoint(bunchSize: width) { point in
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point)
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("P1 TaskGroup width \(width) n=\(count)", configuration: configuration(iterations: 15)) { _ in
+            await taskGroupBaseline(count, width: width)
+        }
+        Benchmark("P1 OperationQueue width \(width) n=\(count)", configuration: configuration(iterations: 5)) { _ in
+            await operationQueueBaseline(count, width: width)
+        }
+    }
+
+    // P2: a dependency chain against the same number of independent operations, at bunch 1.
+    for count in [1_000, 10_000, 100_000] {
+        let iterations = count == 100_000 ? 7 : 20
+        Benchmark("P2 Relay chain n=\(count)", configuration: configuration(iterations: iterations)) { benchmark in
+            let operations = chain(count)
+            try await withPoint(bunchSize: 1) { point in
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point, commitSize: count)
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("P2 Relay independent n=\(count)", configuration: configuration(iterations: iterations)) {
+            benchmark in
+            let operations = independentOperations(count)
+            try await withPoint(bunchSize: 1) { point in
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point, commitSize: count)
+                benchmark.stopMeasurement()
+            }
+        }
+    }
+    for count in [1_000, 5_000] {
+        Benchmark("P2 OperationQueue chain n=\(count)", configuration: configuration(iterations: 5)) { _ in
+            await operationQueueBaseline(count, width: 1, chained: true)
+        }
+        Benchmark("P2 OperationQueue independent n=\(count)", configuration: configuration(iterations: 5)) { _ in
+            await operationQueueBaseline(count, width: 1)
+        }
+    }
+
+    // P3: bunch 1 against a raw task group at width 1.
+    do {
+        let count = 100_000
+        Benchmark("P3 Relay bunch 1 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
+            let operations = independentOperations(count)
+            try await withPoint(bunchSize: 1) { point in
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point)
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("P3 TaskGroup width 1 n=\(count)", configuration: configuration(iterations: 15)) { _ in
+            await taskGroupBaseline(count, width: 1)
+        }
+    }
+
+    // P7: events delivered to one subscriber (three per operation) against an AsyncStream, one element per yield.
+    do {
+        let operations = 100_000
+        let events = operations * 3
+        Benchmark("P7 Relay events n=\(events)", configuration: configuration(iterations: 15)) { benchmark in
+            let batch = independentOperations(operations)
+            try await withPoint(bunchSize: 64) { point in
+                let stream = point.events()
+                benchmark.startMeasurement()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await enqueueAndAwait(batch, on: point) }
+                    var received = 0
+                    for await _ in stream {
+                        received += 1
+                        if received == events { break }
+                    }
+                    try await group.waitForAll()
+                }
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("P7 AsyncStream one per yield n=\(events)", configuration: configuration(iterations: 15)) { _ in
+            await asyncStreamBaseline(events)
+        }
+    }
+
+    // A DAG: one root, 10,000 children, one sink.
+    do {
+        let children = 10_000
+        let count = children + 2
+        Benchmark("DAG Relay fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { benchmark in
+            let operations = fanOutFanIn(children)
+            try await withPoint(bunchSize: 64) { point in
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point, commitSize: count)
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("DAG TaskGroup fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { _ in
+            await fanOutFanInTaskGroup(children, width: 64)
+        }
+        Benchmark("DAG OperationQueue fan-out fan-in n=\(count)", configuration: configuration(iterations: 5)) { _ in
+            await fanOutFanInOperationQueue(children, width: 64)
+        }
+    }
+
+    // A mixed workload over the three default sequences, against a task group of their total width.
+    do {
+        let count = 30_000
+        Benchmark("Mixed Relay three sequences n=\(count)", configuration: configuration(iterations: 15)) {
+            benchmark in
+            let operations = mixedOperations(count)
+            try await withPoint(bunchSize: 8) { point in
+                try await point.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
+                try await point.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point)
+                benchmark.stopMeasurement()
+            }
+        }
+        Benchmark("Mixed TaskGroup width 16 n=\(count)", configuration: configuration(iterations: 15)) { _ in
+            await taskGroupBaseline(count, width: 16)
+        }
+    }
+
+    // Allocations per operation: with a scaling factor of 1,000 and 1,000 operations per iteration, the scaled
+    // malloc count reads per operation.
+    let perOperation = Benchmark.Configuration(
+        metrics: [.mallocCountTotal, .wallClock],
+        warmupIterations: 2,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(10),
+        maxIterations: 50
+    )
+    Benchmark("Malloc Relay per operation bunch 64", configuration: perOperation) { benchmark in
+        let operations = independentOperations(benchmark.scaledIterations.count)
+        try await withPoint(bunchSize: 64) { point in
+            benchmark.startMeasurement()
+            try await enqueueAndAwait(operations, on: point)
+            benchmark.stopMeasurement()
+        }
+    }
+    Benchmark("Malloc TaskGroup per operation width 64", configuration: perOperation) { benchmark in
+        await taskGroupBaseline(benchmark.scaledIterations.count, width: 64)
+    }
+
+    // Memory per pending operation: a million operations wait in a DataPoint that does not run. With a scaling
+    // factor of one million, the net unfreed bytes read per operation.
+    Benchmark(
+        "Memory Relay bytes per pending operation n=1000000",
+        configuration: .init(
+            metrics: [.memoryLeakedBytes, .wallClock],
+            warmupIterations: 0,
+            scalingFactor: .mega,
+            maxDuration: .seconds(60),
+            maxIterations: 3
+        )
+    ) { benchmark in
+        let point = try await DataPoint(storage: .volatile, configuration: benchmarkConfiguration)
+        point.register(NoWorkExecutor(), for: noop)
+        var handles: [CallHandle] = []
+        benchmark.startMeasurement()
+        for _ in 0..<100 {
+            // The caller's operations are released after each commit; only the pipeline's copies remain.
+            handles = try await point.enqueue(independentOperations(10_000))
+        }
+        benchmark.stopMeasurement()
+        blackHole(handles)
+        await point.shutdown()
+    }
+}

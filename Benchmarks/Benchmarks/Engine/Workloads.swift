@@ -1,0 +1,181 @@
+import Dispatch
+import Foundation
+import Relay
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The unit of work every benchmark runs: an async call through an existential that does nothing, so that Relay and
+/// its baselines pay for the same call and only the scheduling around it differs.
+protocol Work: Sendable {
+    func run() async
+}
+
+struct NoWork: Work {
+    func run() async {}
+}
+
+let work: any Work = NoWork()
+
+/// Relay's executor for the benchmarks: the same no-op call.
+struct NoWorkExecutor: CallExecutor {
+    func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        await work.run()
+        return .completed(Data())
+    }
+}
+
+let noop: CallKind = "noop"
+
+/// Each iteration opens its own DataPoint, so the default retention costs nothing across iterations; the event buffer
+/// is large enough that the P7 subscriber never drops.
+let benchmarkConfiguration = DataPoint.Configuration(eventBufferSize: 1 << 22)
+
+/// Runs `body` on a running DataPoint with the no-op executor and the given bunch size on `data`.
+func withPoint<Result>(
+    bunchSize: Int,
+    _ body: (DataPoint) async throws -> Result
+) async throws -> Result {
+    try await DataPoint.with(storage: .volatile, configuration: benchmarkConfiguration) { point in
+        point.register(NoWorkExecutor(), for: noop)
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: bunchSize))
+        return try await body(point)
+    }
+}
+
+/// `count` independent no-op operations in `sequence`.
+func independentOperations(_ count: Int, in sequence: CallSequence.Name = .data) -> [CallOperation] {
+    (0..<count).map { _ in CallOperation(kind: noop, sequenceName: sequence) }
+}
+
+/// A chain: each operation depends on the one before.
+func chain(_ count: Int) -> [CallOperation] {
+    var operations: [CallOperation] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        operations.append(CallOperation(kind: noop, dependencies: operations.last.map { [$0.id] } ?? []))
+    }
+    return operations
+}
+
+/// Enqueues in commits of `commitSize` and awaits every outcome.
+func enqueueAndAwait(_ operations: [CallOperation], on point: DataPoint, commitSize: Int = 1000) async throws {
+    var handles: [CallHandle] = []
+    handles.reserveCapacity(operations.count)
+    var start = 0
+    while start < operations.count {
+        let end = min(start + commitSize, operations.count)
+        handles += try await point.enqueue(Array(operations[start..<end]))
+        start = end
+    }
+    for handle in handles {
+        // A benchmark that quietly stopped early would report a fiction; fail loudly instead.
+        guard case .completed = try await handle.outcome else { fatalError("operation \(handle.id) did not complete") }
+    }
+}
+
+/// The baseline the goals name: a raw task group that spawns one child per operation, at most `width` at once.
+func taskGroupBaseline(_ count: Int, width: Int) async {
+    await withTaskGroup(of: Void.self) { group in
+        var running = 0
+        for _ in 0..<count {
+            if running == width {
+                await group.next()
+                running -= 1
+            }
+            group.addTask { await work.run() }
+            running += 1
+        }
+    }
+}
+
+/// OperationQueue with `maxConcurrentOperationCount`; `chained` makes each operation depend on the previous one.
+func operationQueueBaseline(_ count: Int, width: Int, chained: Bool = false) async {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = width
+    var previous: Operation?
+    var operations: [Operation] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        let operation = BlockOperation { blockingNoWork() }
+        if chained, let previous { operation.addDependency(previous) }
+        operations.append(operation)
+        previous = operation
+    }
+    await run(operations, on: queue)
+}
+
+/// Adds the operations and waits for them off the cooperative pool, since `waitUntilFinished` blocks a thread.
+func run(_ operations: [Operation], on queue: OperationQueue) async {
+    let batch = operations
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            queue.addOperations(batch, waitUntilFinished: true)
+            continuation.resume()
+        }
+    }
+}
+
+/// OperationQueue's blocks are synchronous; this is the same no-op without the async call.
+@inline(never)
+func blockingNoWork() {}
+
+/// A DAG: one root, `width` children that depend on it, one sink that depends on every child.
+func fanOutFanIn(_ width: Int) -> [CallOperation] {
+    let root = CallOperation(kind: noop)
+    let children = (0..<width).map { _ in CallOperation(kind: noop, dependencies: [root.id]) }
+    let sink = CallOperation(kind: noop, dependencies: Set(children.map(\.id)))
+    return [root] + children + [sink]
+}
+
+/// The same DAG with a task group: the root, then the children at `width` at once, then the sink.
+func fanOutFanInTaskGroup(_ children: Int, width: Int) async {
+    await work.run()
+    await taskGroupBaseline(children, width: width)
+    await work.run()
+}
+
+/// The same DAG on an OperationQueue with dependencies.
+func fanOutFanInOperationQueue(_ children: Int, width: Int) async {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = width
+    let root = BlockOperation { blockingNoWork() }
+    let sink = BlockOperation { blockingNoWork() }
+    var operations: [Operation] = [root]
+    for _ in 0..<children {
+        let child = BlockOperation { blockingNoWork() }
+        child.addDependency(root)
+        sink.addDependency(child)
+        operations.append(child)
+    }
+    operations.append(sink)
+    await run(operations, on: queue)
+}
+
+/// A mixed workload over the three default sequences: data at bunch 8, downloads and uploads at 4, with every
+/// tenth operation depending on an earlier one in another sequence.
+func mixedOperations(_ count: Int) -> [CallOperation] {
+    let names: [CallSequence.Name] = [.data, .downloads, .uploads]
+    var operations: [CallOperation] = []
+    operations.reserveCapacity(count)
+    for index in 0..<count {
+        let dependencies: Set<UUID> = index % 10 == 9 ? [operations[index - 5].id] : []
+        operations.append(CallOperation(kind: noop, sequenceName: names[index % 3], dependencies: dependencies))
+    }
+    return operations
+}
+
+/// The plain AsyncStream the P7 goal compares with: one element per yield, consumed as it comes.
+func asyncStreamBaseline(_ count: Int) async {
+    let (stream, continuation) = AsyncStream<Int>.makeStream()
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for value in 0..<count { continuation.yield(value) }
+            continuation.finish()
+        }
+        var received = 0
+        for await _ in stream { received += 1 }
+        precondition(received == count)
+    }
+}
