@@ -2,7 +2,9 @@ import Benchmark
 import Foundation
 import Relay
 
-/// Relay's engine against its baselines, in the same run. Names carry the operation count per iteration, which
+/// Runs Relay's engine against its baselines, in the same run.
+///
+/// Names carry the operation count per iteration, which
 /// `compare.sh` reads to turn the median wall-clock time into operations per second.
 let benchmarks: @Sendable () -> Void = {
     let timing: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
