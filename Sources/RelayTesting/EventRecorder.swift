@@ -96,14 +96,14 @@ public final class EventRecorder: EventSink {
         return waiter.matched.count >= waiter.count
     }
 
-    package func receive(_ event: CallEvent) -> EventDelivery {
+    package func receive(_ events: [CallEvent]) -> EventDelivery {
         state.withLock { state in
-            state.events.append(event)
+            state.events.append(contentsOf: events)
             guard !state.waiters.isEmpty, !state.wakeScheduled else {
-                return EventDelivery(needsWake: false, droppedOne: false)
+                return EventDelivery(needsWake: false, dropped: 0)
             }
             state.wakeScheduled = true
-            return EventDelivery(needsWake: true, droppedOne: false)
+            return EventDelivery(needsWake: true, dropped: 0)
         }
     }
 

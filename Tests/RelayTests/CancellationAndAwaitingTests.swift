@@ -143,20 +143,22 @@ struct CancellationAndAwaitingTests {
         try await point.run()
     }
 
-    @Test("S12: a handle for an unknown id is a typed error; an evicted outcome says it expired")
-    func unknownAndExpiredHandles() async throws {
+    @Test("S12: a live handle keeps its outcome past the retention window; re-attaching then is a typed error")
+    func retentionAndHandles() async throws {
         let configuration = DataPoint.Configuration(retention: .seconds(10), shutdownGracePeriod: .zero)
         try await withManualPoint(configuration: configuration) { point, clock in
             let error = #expect(throws: RelayError.self) { try point.handle(for: UUID()) }
             #expect(error?.code == .unknownOperation)
-            let handle = try await point.enqueue(CallOperation(kind: .noop))
+            let handle = try await point.enqueue(CallOperation(kind: .echo, payload: Data("kept".utf8)))
             _ = try await handle.value
+            #expect(try point.handle(for: handle.id).id == handle.id)
             clock.advance(by: .seconds(11))
-            // Eviction happens lazily, at the next commit.
+            // The pipeline forgets finished operations lazily, at the next commit.
             try await point.enqueue(CallOperation(kind: .noop))
-            let expired = await #expect(throws: RelayError.self) { try await handle.value }
-            #expect(expired?.code == .expired)
             #expect(handle.status == nil)
+            #expect(try await handle.value == Data("kept".utf8))
+            let reattach = #expect(throws: RelayError.self) { try point.handle(for: handle.id) }
+            #expect(reattach?.code == .unknownOperation)
         }
     }
 }

@@ -34,7 +34,7 @@ struct StateMachineTests {
         guard
             case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
         else { return nil }
-        return job.operation.id
+        return job.record.id
     }
 
     @Test("S4: the machine hands out ready operations one at a time within the bunch size, in call order")
@@ -52,7 +52,7 @@ struct StateMachineTests {
             Issue.record("expected a job")
             return
         }
-        #expect(first.operation.id == operations[0].id)
+        #expect(first.record.id == operations[0].id)
         #expect(first.context.attempt == 1)
         // The bunch is full, so a second worker would park.
         #expect(startNext(&machine, lane: lane, worker: worker) == nil)
@@ -112,7 +112,7 @@ struct StateMachineTests {
                 now: 0
             )
         }
-        #expect(machine.index[a] == nil)
+        #expect(machine.lookup(a) == nil)
         #expect(machine.index.count == 1)
         #expect(machine.records.isEmpty)
         #expect(machine.lastSnapshot == 1)
@@ -159,23 +159,37 @@ struct StateMachineTests {
     @Test("the operation index agrees with a dictionary through inserts, removals and growth")
     func operationIndexMatchesDictionary() {
         var index = OperationIndex(capacity: 4)
-        var reference: [UUID: Int32] = [:]
+        var idOfSlot: [Int32: UUID] = [:]
         var generator = SplitMix64(seed: 11)
-        var ids: [UUID] = []
-        for step in 0..<20_000 {
-            if ids.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {
+        var live: [Int32] = []
+        func find(_ id: UUID) -> OperationIndex.Probe {
+            index.probe(id) { idOfSlot[$0] == id }
+        }
+        for step in Int32(0)..<20_000 {
+            if live.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {
                 let id = UUID()
-                ids.append(id)
-                index[id] = Int32(step)
-                reference[id] = Int32(step)
+                index.reserve(1)
+                guard case .vacant(let bucket, let hash) = find(id) else {
+                    Issue.record("a new id was found")
+                    return
+                }
+                index.insert(step, hash: hash, at: bucket)
+                idOfSlot[step] = id
+                live.append(step)
             } else {
-                let id = ids.remove(at: Int.random(in: 0..<ids.count, using: &generator))
-                index.remove(id)
-                reference[id] = nil
+                let slot = live.remove(at: Int.random(in: 0..<live.count, using: &generator))
+                index.remove(idOfSlot[slot]!, slot: slot)
+                idOfSlot[slot] = nil
             }
         }
-        #expect(index.count == reference.count)
-        #expect(reference.allSatisfy { index[$0.key] == $0.value })
-        #expect(index[UUID()] == nil)
+        #expect(index.count == live.count)
+        for slot in live {
+            guard case .found(let found) = find(idOfSlot[slot]!) else {
+                Issue.record("slot \(slot) is missing")
+                return
+            }
+            #expect(found == slot)
+        }
+        if case .found = find(UUID()) { Issue.record("an unknown id was found") }
     }
 }

@@ -16,8 +16,9 @@ let benchmarks: @Sendable () -> Void = {
     for width in [64, 5] {
         let count = 100_000
         Benchmark("P1 Relay bunch \(width) n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            let operations = independentOperations(count)
             try await withPoint(bunchSize: width) { point in
+                try await enqueueAndAwait(independentOperations(count), on: point)
+                let operations = independentOperations(count)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point)
                 benchmark.stopMeasurement()
@@ -35,8 +36,9 @@ let benchmarks: @Sendable () -> Void = {
     for count in [1_000, 10_000, 100_000] {
         let iterations = count == 100_000 ? 7 : 20
         Benchmark("P2 Relay chain n=\(count)", configuration: configuration(iterations: iterations)) { benchmark in
-            let operations = chain(count)
             try await withPoint(bunchSize: 1) { point in
+                try await enqueueAndAwait(chain(count), on: point, commitSize: count)
+                let operations = chain(count)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point, commitSize: count)
                 benchmark.stopMeasurement()
@@ -44,8 +46,9 @@ let benchmarks: @Sendable () -> Void = {
         }
         Benchmark("P2 Relay independent n=\(count)", configuration: configuration(iterations: iterations)) {
             benchmark in
-            let operations = independentOperations(count)
             try await withPoint(bunchSize: 1) { point in
+                try await enqueueAndAwait(independentOperations(count), on: point, commitSize: count)
+                let operations = independentOperations(count)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point, commitSize: count)
                 benchmark.stopMeasurement()
@@ -65,8 +68,9 @@ let benchmarks: @Sendable () -> Void = {
     do {
         let count = 100_000
         Benchmark("P3 Relay bunch 1 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            let operations = independentOperations(count)
             try await withPoint(bunchSize: 1) { point in
+                try await enqueueAndAwait(independentOperations(count), on: point)
+                let operations = independentOperations(count)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point)
                 benchmark.stopMeasurement()
@@ -77,17 +81,19 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // P7: events delivered to one subscriber (three per operation) against an AsyncStream, one element per yield.
+    // P7: events delivered to one subscriber, against an AsyncStream delivering one element per yield. The
+    // operations wait in a suspended sequence, so the measured work is the events' delivery: each commit of a thousand
+    // operations publishes a thousand `enqueued` events, which the subscriber drains as they come.
     do {
-        let operations = 100_000
-        let events = operations * 3
+        let events = 300_000
         Benchmark("P7 Relay events n=\(events)", configuration: configuration(iterations: 15)) { benchmark in
-            let batch = independentOperations(operations)
+            let batches = (0..<events / 1000).map { _ in independentOperations(1000) }
             try await withPoint(bunchSize: 64) { point in
+                try await point.suspend()
                 let stream = point.events()
                 benchmark.startMeasurement()
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await enqueueAndAwait(batch, on: point) }
+                    group.addTask { for batch in batches { try await point.enqueue(batch) } }
                     var received = 0
                     for await _ in stream {
                         received += 1
@@ -101,6 +107,27 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("P7 AsyncStream one per yield n=\(events)", configuration: configuration(iterations: 15)) { _ in
             await asyncStreamBaseline(events)
         }
+        // For reference: whole lives (enqueued, started, completed) delivered while 100,000 operations run.
+        let operations = 100_000
+        Benchmark("Events Relay lifecycle n=\(operations * 3)", configuration: configuration(iterations: 10)) {
+            benchmark in
+            try await withPoint(bunchSize: 64) { point in
+                try await enqueueAndAwait(independentOperations(operations), on: point)
+                let batch = independentOperations(operations)
+                let stream = point.events()
+                benchmark.startMeasurement()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await enqueueAndAwait(batch, on: point) }
+                    var received = 0
+                    for await _ in stream {
+                        received += 1
+                        if received == operations * 3 { break }
+                    }
+                    try await group.waitForAll()
+                }
+                benchmark.stopMeasurement()
+            }
+        }
     }
 
     // A DAG: one root, 10,000 children, one sink.
@@ -108,8 +135,9 @@ let benchmarks: @Sendable () -> Void = {
         let children = 10_000
         let count = children + 2
         Benchmark("DAG Relay fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { benchmark in
-            let operations = fanOutFanIn(children)
             try await withPoint(bunchSize: 64) { point in
+                try await enqueueAndAwait(fanOutFanIn(children), on: point, commitSize: count)
+                let operations = fanOutFanIn(children)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point, commitSize: count)
                 benchmark.stopMeasurement()
@@ -128,10 +156,11 @@ let benchmarks: @Sendable () -> Void = {
         let count = 30_000
         Benchmark("Mixed Relay three sequences n=\(count)", configuration: configuration(iterations: 15)) {
             benchmark in
-            let operations = mixedOperations(count)
             try await withPoint(bunchSize: 8) { point in
                 try await point.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
                 try await point.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
+                try await enqueueAndAwait(mixedOperations(count), on: point)
+                let operations = mixedOperations(count)
                 benchmark.startMeasurement()
                 try await enqueueAndAwait(operations, on: point)
                 benchmark.stopMeasurement()
@@ -152,8 +181,9 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 50
     )
     Benchmark("Malloc Relay per operation bunch 64", configuration: perOperation) { benchmark in
-        let operations = independentOperations(benchmark.scaledIterations.count)
         try await withPoint(bunchSize: 64) { point in
+            try await enqueueAndAwait(independentOperations(benchmark.scaledIterations.count), on: point)
+            let operations = independentOperations(benchmark.scaledIterations.count)
             benchmark.startMeasurement()
             try await enqueueAndAwait(operations, on: point)
             benchmark.stopMeasurement()

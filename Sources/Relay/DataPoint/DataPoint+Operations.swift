@@ -56,8 +56,8 @@ extension DataPoint {
     /// - Throws: ``RelayError`` for bad input (see ``enqueue(_:)-([CallOperation])``); nothing is enqueued then.
     @discardableResult
     public nonisolated func enqueue(_ operation: CallOperation) async throws -> CallHandle {
-        let slots = try await core.enqueue([operation])
-        return CallHandle(id: operation.id, core: core, slotHint: slots[0])
+        let records = try await core.enqueue([operation])
+        return CallHandle(record: records[0], core: core)
     }
 
     /// Enqueues operations as one atomic commit: all of them, or none.
@@ -79,8 +79,7 @@ extension DataPoint {
     ///   ``RelayError/Code/invalidRetryPolicy`` or ``RelayError/Code/shutdown``. A rejected commit changes nothing.
     @discardableResult
     public nonisolated func enqueue(_ operations: [CallOperation]) async throws -> [CallHandle] {
-        let slots = try await core.enqueue(operations)
-        return zip(operations, slots).map { CallHandle(id: $0.id, core: core, slotHint: $1) }
+        return try await core.enqueue(operations).map { CallHandle(record: $0, core: core) }
     }
 
     /// Enqueues an operation and waits for its result.
@@ -116,10 +115,10 @@ extension DataPoint {
     /// - Returns: Its handle.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
     public nonisolated func handle(for id: UUID) throws -> CallHandle {
-        guard core.read({ $0.index[id] != nil }) else {
+        guard let record = core.read({ machine in machine.lookup(id).map { machine.slots[Int($0)].record } }) else {
             throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
         }
-        return CallHandle(id: id, core: core)
+        return CallHandle(record: record, core: core)
     }
 
     // MARK: - Control

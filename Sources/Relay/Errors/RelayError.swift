@@ -30,7 +30,6 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case operationFailed
             case operationCancelled
             case operationSkipped
-            case expired
             case notRunning
             case alreadyRunning
             case shutdown
@@ -72,8 +71,6 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationCancelled = Code(.operationCancelled)
         /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
         public static let operationSkipped = Code(.operationSkipped)
-        /// The operation finished longer ago than the retention window, so its outcome is gone.
-        public static let expired = Code(.expired)
         /// ``DataPoint/execute(_:)`` was called while the DataPoint is not running, which would wait forever.
         public static let notRunning = Code(.notRunning)
         /// ``DataPoint/run()`` was called while the DataPoint is already running.

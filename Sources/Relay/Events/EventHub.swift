@@ -1,8 +1,12 @@
 import Foundation
 
 /// The subscribers of a pipeline and the numbering of its events; lives inside the pipeline's state.
+///
+/// Events for subscribers to everything are gathered during a transition and handed over in one batch at its end,
+/// so a commit of a thousand operations costs each subscriber one lock, not a thousand.
 struct EventHub: Sendable {
     private var everything: [(id: UInt64, sink: any EventSink)] = []
+    private var pending: [CallEvent] = []
     private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
@@ -34,6 +38,7 @@ struct EventHub: Sendable {
             if perOperation[operationID]?.isEmpty == true { perOperation[operationID] = nil }
         } else {
             everything.removeAll { $0.id == id }
+            if everything.isEmpty { pending.removeAll() }
         }
     }
 
@@ -53,12 +58,10 @@ struct EventHub: Sendable {
             kind: kind
         )
         nextSequenceNumber += 1
-        for subscriber in everything {
-            deliver(event, to: subscriber.sink, wakes: &wakes)
-        }
+        if !everything.isEmpty { pending.append(event) }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
         for follower in followers {
-            deliver(event, to: follower.sink, wakes: &wakes)
+            deliver([event], to: follower.sink, wakes: &wakes)
         }
         if kind.isTerminal {
             perOperation[operationID] = nil
@@ -68,14 +71,24 @@ struct EventHub: Sendable {
         }
     }
 
-    private mutating func deliver(_ event: CallEvent, to sink: any EventSink, wakes: inout [any EventSink]) {
-        let delivery = sink.receive(event)
-        if delivery.droppedOne { droppedEvents += 1 }
+    /// Hands the transition's gathered events to every subscriber of everything; called before the lock is released.
+    mutating func flush(wakes: inout [any EventSink]) {
+        guard !pending.isEmpty else { return }
+        for subscriber in everything {
+            deliver(pending, to: subscriber.sink, wakes: &wakes)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func deliver(_ events: [CallEvent], to sink: any EventSink, wakes: inout [any EventSink]) {
+        let delivery = sink.receive(events)
+        droppedEvents += delivery.dropped
         if delivery.needsWake { wakes.append(sink) }
     }
 
     /// Ends every stream, at shutdown.
     mutating func closeAll(wakes: inout [any EventSink]) {
+        flush(wakes: &wakes)
         for subscriber in everything where subscriber.sink.close() {
             wakes.append(subscriber.sink)
         }

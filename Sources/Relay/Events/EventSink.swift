@@ -4,8 +4,8 @@
 ///   not call back into the DataPoint. Anything slow, such as resuming a waiting consumer, belongs in ``wake()``,
 ///   which the pipeline calls after releasing its lock.
 package protocol EventSink: AnyObject, Sendable {
-    /// Takes one event; returns what the pipeline must do after releasing its lock.
-    func receive(_ event: CallEvent) -> EventDelivery
+    /// Takes the events of one transition, oldest first; returns what the pipeline must do after releasing its lock.
+    func receive(_ events: [CallEvent]) -> EventDelivery
 
     /// Ends the stream: no event follows. Returns whether ``wake()`` is needed.
     func close() -> Bool
@@ -14,15 +14,15 @@ package protocol EventSink: AnyObject, Sendable {
     func wake()
 }
 
-/// What delivering one event to a sink requires.
+/// What delivering events to a sink requires.
 package struct EventDelivery: Sendable {
     /// The sink must be woken after the pipeline's lock is released.
     package var needsWake: Bool
-    /// The sink dropped an older event to make room.
-    package var droppedOne: Bool
+    /// How many older events the sink dropped to make room.
+    package var dropped: Int
 
-    package init(needsWake: Bool, droppedOne: Bool) {
+    package init(needsWake: Bool, dropped: Int) {
         self.needsWake = needsWake
-        self.droppedOne = droppedOne
+        self.dropped = dropped
     }
 }

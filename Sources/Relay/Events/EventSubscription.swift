@@ -22,17 +22,19 @@ final class EventSubscription: EventSink {
         self.capacity = max(1, capacity)
     }
 
-    func receive(_ event: CallEvent) -> EventDelivery {
+    func receive(_ events: [CallEvent]) -> EventDelivery {
         state.withLock { state in
-            guard !state.closed else { return EventDelivery(needsWake: false, droppedOne: false) }
-            var droppedOne = false
-            if state.buffer.count >= capacity {
-                state.lastDropped = state.buffer.popFirst()
-                state.dropped += 1
-                droppedOne = true
+            guard !state.closed else { return EventDelivery(needsWake: false, dropped: 0) }
+            var dropped = 0
+            for event in events {
+                if state.buffer.count >= capacity {
+                    state.lastDropped = state.buffer.popFirst()
+                    dropped += 1
+                }
+                state.buffer.append(event)
             }
-            state.buffer.append(event)
-            return EventDelivery(needsWake: scheduleWake(&state), droppedOne: droppedOne)
+            state.dropped += dropped
+            return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped)
         }
     }
 

@@ -17,22 +17,22 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// The operation's id.
     public let id: UUID
     let core: PipelineCore
-    /// Where the operation was when the handle was made; checked before use, since slots are reused.
-    let slotHint: Int32
+    let record: OperationRecord
 
-    init(id: UUID, core: PipelineCore, slotHint: Int32 = -1) {
-        self.id = id
+    init(record: OperationRecord, core: PipelineCore) {
+        id = record.id
+        self.record = record
         self.core = core
-        self.slotHint = slotHint
     }
 
     /// The operation's terminal state, once it has one.
     ///
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` if the DataPoint shuts down first, or
-    ///   ``RelayError/Code/expired`` if the outcome is older than the retention window; `CancellationError` if the
-    ///   awaiting task is cancelled.
+    /// A handle keeps its operation's outcome for as long as the handle lives, whatever the retention window.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` if the DataPoint shuts down first;
+    ///   `CancellationError` if the awaiting task is cancelled.
     public var outcome: CallResult {
-        get async throws { try await core.awaitResult(of: id, hint: slotHint) }
+        get async throws { try await record.outcome() }
     }
 
     /// The result of a completed operation.
@@ -54,7 +54,7 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// The operation's current state, or `nil` once it has been evicted.
+    /// The operation's current state, or `nil` once the pipeline has forgotten it after its retention window.
     public var status: CallStatus? {
         core.read { $0.status(of: id, now: core.clock.now) }
     }

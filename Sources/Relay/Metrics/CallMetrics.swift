@@ -1,25 +1,84 @@
 import Foundation
 
 /// Timing of one operation, carried by its finishing event and available from its status.
+///
+/// Stored compactly (every event that finishes an operation carries one), and read through the properties below.
 public struct CallMetrics: Sendable, Hashable {
+    private static let noDate = -Double.infinity
+    private static let noDuration = Int64.min
+    private static let noCount = Int64.min
+
+    private var enqueued: Double
+    private var started = noDate
+    private var finished = noDate
+    private var waited = noDuration
+    private var ran: Int64 = 0
+    private var attemptCount: Int64 = 0
+    private var status = noCount
+    private var sent = noCount
+    private var received = noCount
+
     /// When the operation was enqueued.
-    public var enqueuedAt: Date
+    public var enqueuedAt: Date {
+        get { Date(timeIntervalSinceReferenceDate: enqueued) }
+        set { enqueued = newValue.timeIntervalSinceReferenceDate }
+    }
+
     /// When its first attempt started.
-    public var startedAt: Date?
+    public var startedAt: Date? {
+        get { Self.date(started) }
+        set { started = newValue?.timeIntervalSinceReferenceDate ?? Self.noDate }
+    }
+
     /// When it reached its terminal state.
-    public var finishedAt: Date?
+    public var finishedAt: Date? {
+        get { Self.date(finished) }
+        set { finished = newValue?.timeIntervalSinceReferenceDate ?? Self.noDate }
+    }
+
     /// Time from enqueue to the first attempt's start.
-    public var queueWait: Duration?
+    public var queueWait: Duration? {
+        get { waited == Self.noDuration ? nil : .nanoseconds(waited) }
+        set { waited = newValue?.relayNanoseconds ?? Self.noDuration }
+    }
+
     /// Time spent in the executor, summed over attempts.
-    public var runTime: Duration
+    public var runTime: Duration {
+        get { .nanoseconds(ran) }
+        set { ran = newValue.relayNanoseconds }
+    }
+
     /// How many attempts started.
-    public var attempts: Int
+    public var attempts: Int {
+        get { Int(attemptCount) }
+        set { attemptCount = Int64(newValue) }
+    }
+
     /// The HTTP status of the last attempt, for HTTP operations.
-    public var httpStatus: Int?
+    public var httpStatus: Int? {
+        get { Self.count(status) }
+        set { status = newValue.map(Int64.init) ?? Self.noCount }
+    }
+
     /// Bytes sent by the last attempt, for HTTP operations.
-    public var bytesSent: Int?
+    public var bytesSent: Int? {
+        get { Self.count(sent) }
+        set { sent = newValue.map(Int64.init) ?? Self.noCount }
+    }
+
     /// Bytes received by the last attempt, for HTTP operations.
-    public var bytesReceived: Int?
+    public var bytesReceived: Int? {
+        get { Self.count(received) }
+        set { received = newValue.map(Int64.init) ?? Self.noCount }
+    }
+
+    private static func date(_ seconds: Double) -> Date? {
+        seconds == noDate ? nil : Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    private static func count(_ value: Int64) -> Int? {
+        value == noCount ? nil : Int(value)
+    }
 
     /// Creates a metrics value.
     ///
@@ -38,7 +97,7 @@ public struct CallMetrics: Sendable, Hashable {
         runTime: Duration = .zero,
         attempts: Int = 0
     ) {
-        self.enqueuedAt = enqueuedAt
+        enqueued = enqueuedAt.timeIntervalSinceReferenceDate
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.queueWait = queueWait

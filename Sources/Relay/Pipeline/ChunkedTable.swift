@@ -12,7 +12,7 @@ struct ChunkedTable<Element: Sendable>: Sendable {
     var indices: Range<Int> { 0..<count }
 
     subscript(index: Int) -> Element {
-        get { chunks[index >> Self.shift][index & Self.chunkMask] }
+        _read { yield chunks[index >> Self.shift][index & Self.chunkMask] }
         _modify { yield &chunks[index >> Self.shift][index & Self.chunkMask] }
     }
 

@@ -2,20 +2,20 @@ import Foundation
 
 /// Maps operation ids to slot numbers with open addressing and linear probing.
 ///
-/// The standard dictionary hashes a UUID with SipHash and keeps keys and values apart, so each lookup costs two cache
-/// misses; ids are looked up on every enqueue, and this table keeps each id beside its slot and mixes the id's own
-/// bits with a per-process seed (which keeps chosen ids from colliding on purpose). Removal shifts later entries
-/// back instead of leaving tombstones, so probe runs stay short however many operations come and go.
+/// Every enqueue looks an id up, and new ids are random, so the lookup is a cache miss; the table is built to make
+/// that miss cheap. Each entry is 8 bytes, a 32-bit hash of the id and the slot number, so the table stays small;
+/// the id itself lives in the operation, which the caller checks on the rare hash match. The hash mixes the id's
+/// bits with a per-process seed, which keeps chosen ids from colliding on purpose. Removal shifts later entries back
+/// instead of leaving tombstones, so probe runs stay short however many operations come and go.
 struct OperationIndex: Sendable {
     private struct Entry: Sendable {
-        var id: UUID
-        /// The slot, or one of the markers below.
+        var hash: UInt32
+        /// The slot, or `empty`.
         var slot: Int32
     }
 
     private static let empty: Int32 = -1
     private static let seed = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
-    private static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     private var entries: [Entry]
     private var mask: Int
@@ -24,11 +24,11 @@ struct OperationIndex: Sendable {
     init(capacity: Int = 64) {
         var size = 16
         while size * 7 < capacity * 10 { size <<= 1 }
-        entries = Array(repeating: Entry(id: Self.zero, slot: Self.empty), count: size)
+        entries = Array(repeating: Entry(hash: 0, slot: Self.empty), count: size)
         mask = size - 1
     }
 
-    private static func bucket(of id: UUID, mask: Int) -> Int {
+    static func hash(_ id: UUID) -> UInt32 {
         let (high, low) = withUnsafeBytes(of: id.uuid) { bytes in
             (
                 bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
@@ -38,50 +38,38 @@ struct OperationIndex: Sendable {
         var hash = (high ^ seed.0) &* 0x9E37_79B9_7F4A_7C15
         hash ^= low ^ seed.1
         hash = (hash ^ (hash >> 32)) &* 0xD6E8_FEB8_6659_FD93
-        hash ^= hash >> 32
-        return Int(truncatingIfNeeded: hash) & mask
+        return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 
-    /// Where `id` is, or where it would go.
+    /// Where an id is, or where it would go.
     enum Probe {
         case found(Int32)
-        case vacant(bucket: Int)
+        case vacant(bucket: Int, hash: UInt32)
     }
 
-    /// Finds `id`, or the bucket an insertion would use; valid until the table next changes.
-    func probe(_ id: UUID) -> Probe {
-        var bucket = Self.bucket(of: id, mask: mask)
+    /// Finds `id`, asking `holds` to confirm a slot whose hash matches; a vacant answer stays valid until the table
+    /// next changes.
+    func probe(_ id: UUID, holds: (Int32) -> Bool) -> Probe {
+        let hash = Self.hash(id)
+        var bucket = Int(hash) & mask
         while true {
             let entry = entries[bucket]
-            if entry.slot == Self.empty { return .vacant(bucket: bucket) }
-            if entry.id == id { return .found(entry.slot) }
+            if entry.slot == Self.empty { return .vacant(bucket: bucket, hash: hash) }
+            if entry.hash == hash && holds(entry.slot) { return .found(entry.slot) }
             bucket = (bucket + 1) & mask
         }
     }
 
-    /// Inserts at a bucket that ``probe(_:)`` just reported vacant; call ``reserve(_:)`` first.
-    mutating func insert(_ id: UUID, _ slot: Int32, at bucket: Int) {
-        entries[bucket] = Entry(id: id, slot: slot)
+    /// Inserts at a bucket that ``probe(_:holds:)`` just reported vacant; call ``reserve(_:)`` first.
+    mutating func insert(_ slot: Int32, hash: UInt32, at bucket: Int) {
+        entries[bucket] = Entry(hash: hash, slot: slot)
         count += 1
     }
 
-    subscript(id: UUID) -> Int32? {
-        get {
-            if case .found(let slot) = probe(id) { return slot }
-            return nil
-        }
-        set {
-            remove(id)
-            guard let newValue else { return }
-            reserve(1)
-            if case .vacant(let bucket) = probe(id) { insert(id, newValue, at: bucket) }
-        }
-    }
-
-    /// Removes `id` if present, in one pass over its probe run.
-    mutating func remove(_ id: UUID) {
-        var hole = Self.bucket(of: id, mask: mask)
-        while entries[hole].id != id || entries[hole].slot == Self.empty {
+    /// Removes the entry of `slot`, which holds `id`.
+    mutating func remove(_ id: UUID, slot: Int32) {
+        var hole = Int(Self.hash(id)) & mask
+        while entries[hole].slot != slot {
             if entries[hole].slot == Self.empty { return }
             hole = (hole + 1) & mask
         }
@@ -92,7 +80,7 @@ struct OperationIndex: Sendable {
             next = (next + 1) & mask
             let entry = entries[next]
             if entry.slot == Self.empty { break }
-            let home = Self.bucket(of: entry.id, mask: mask)
+            let home = Int(entry.hash) & mask
             let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if stays { continue }
             entries[hole] = entry
@@ -105,8 +93,10 @@ struct OperationIndex: Sendable {
     mutating func reserve(_ additional: Int) {
         guard (count + additional) * 10 > entries.count * 7 else { return }
         var rebuilt = OperationIndex(capacity: max((count + additional) * 2, 64))
-        for entry in entries where entry.slot >= 0 {
-            if case .vacant(let bucket) = rebuilt.probe(entry.id) { rebuilt.insert(entry.id, entry.slot, at: bucket) }
+        for entry in entries where entry.slot != Self.empty {
+            var bucket = Int(entry.hash) & rebuilt.mask
+            while rebuilt.entries[bucket].slot != Self.empty { bucket = (bucket + 1) & rebuilt.mask }
+            rebuilt.insert(entry.slot, hash: entry.hash, at: bucket)
         }
         self = rebuilt
     }

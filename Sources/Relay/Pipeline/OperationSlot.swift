@@ -15,6 +15,8 @@ struct OperationSlot: Sendable {
 
     static let never = Int64.min
 
+    /// The operation and its outcome, shared with handles.
+    var record: OperationRecord
     var phase: Phase = .pending
     var token: UInt32 = 0
     var lane: Int32
@@ -25,7 +27,10 @@ struct OperationSlot: Sendable {
     var cancelRequested = false
     var order: UInt64
     var snapshot: UInt64
-    var dependents: [Int32] = []
+    /// Operations waiting for this one. Most have at most one (chains, fan-in), so the first is kept inline and only
+    /// further ones allocate.
+    var firstDependent: Int32 = -1
+    var moreDependents: [Int32] = []
     var enqueuedAt: Int64
     var firstStartedAt = never
     var lastStartedAt = never
@@ -36,6 +41,25 @@ struct OperationSlot: Sendable {
     var worker: UInt64 = 0
     var lastFailure: String?
     var result: CallResult?
+}
+
+extension OperationSlot {
+    var dependents: [Int32] {
+        firstDependent < 0 ? [] : [firstDependent] + moreDependents
+    }
+
+    mutating func addDependent(_ slot: Int32) {
+        if firstDependent < 0 { firstDependent = slot } else { moreDependents.append(slot) }
+    }
+
+    /// Hands over the dependents and forgets them.
+    mutating func takeDependents() -> (first: Int32, more: [Int32]) {
+        defer {
+            firstDependent = -1
+            moreDependents = []
+        }
+        return (firstDependent, moreDependents)
+    }
 }
 
 /// A worker task of a sequence, as the pipeline sees it.

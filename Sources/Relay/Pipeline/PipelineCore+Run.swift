@@ -169,7 +169,11 @@ extension PipelineCore {
             }
             finished = nil
             claimWake = false
-            if step.ticket != .durable || !step.effects.isEmpty { try? await acknowledge(step) }
+            if step.ticket != .durable {
+                try? await acknowledge(step)
+            } else if !step.effects.isEmpty {
+                step.effects.perform()
+            }
             switch step.value {
             case .run(let job):
                 finished = (job.slot, await execute(job))
@@ -183,7 +187,7 @@ extension PipelineCore {
 
     private func execute(_ job: PipelineStateMachine.Job) async -> PipelineStateMachine.AttemptEnd {
         do {
-            return .outcome(try await job.executor.execute(job.operation, context: job.context))
+            return .outcome(try await job.executor.execute(job.record.operation, context: job.context))
         } catch {
             let reason = String(describing: error)
             return Task.isCancelled ? .interrupted(reason) : .error(reason)

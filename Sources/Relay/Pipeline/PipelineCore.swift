@@ -81,7 +81,7 @@ final class PipelineCore: Sendable {
         return done.value
     }
 
-    func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [Int32] {
+    func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         try await command { (machine, now) throws(RelayError) in try machine.enqueue(operations, now: now) }
     }
 
@@ -158,29 +158,6 @@ final class PipelineCore: Sendable {
     }
 
     var isRunning: Bool { read { $0.lifecycle == .running } }
-
-    // MARK: - Results
-
-    func awaitResult(of id: UUID, hint: Int32) async throws -> CallResult {
-        // An operation that has finished answers at once, without suspending.
-        let (answer, waiter) = state.withLock { machine -> (Result<CallResult, RelayError>?, UInt64) in
-            if let answer = machine.answer(for: id, hint: hint) { return (answer, 0) }
-            defer { machine.nextWaiterID += 1 }
-            return (nil, machine.nextWaiterID)
-        }
-        if let answer { return try answer.get() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CallResult, any Error>) in
-                let cancelled = Task.isCancelled
-                let immediate = state.withLock {
-                    $0.awaitResult(id, hint: hint, waiter: waiter, cancelled: cancelled, continuation)
-                }
-                if let immediate { continuation.resume(with: immediate) }
-            }
-        } onCancel: {
-            state.withLock { $0.stopAwaitingResult(id, waiter: waiter) }?.resume(throwing: CancellationError())
-        }
-    }
 
     // MARK: - Events
 

@@ -1,5 +1,8 @@
 /// What a transition asks the core to do after it releases the lock: resume waiters and wake event subscribers.
 struct PipelineEffects: Sendable {
+    /// Outcomes to hand to records, which resume their waiters, once the transition is durable.
+    var settlements: [(OperationRecord, Result<CallResult, RelayError>)] = []
+    /// Waiters of outcomes recorded already, with storage that keeps no records and so is always durable.
     var results: [(CheckedContinuation<CallResult, any Error>, Result<CallResult, any Error>)] = []
     var signals: [CheckedContinuation<Void, Never>] = []
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
@@ -7,12 +10,13 @@ struct PipelineEffects: Sendable {
     var sinks: [any EventSink] = []
 
     var isEmpty: Bool {
-        results.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && sinks.isEmpty
+        settlements.isEmpty && results.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty
+            && sinks.isEmpty
     }
 
-    /// Turns every successful result into `error`, when the transitions could not be made durable.
+    /// Turns every outcome into `error`, when the transitions could not be made durable.
     mutating func failResults(with error: RelayError) {
-        results = results.map { ($0.0, .failure(error)) }
+        settlements = settlements.map { ($0.0, .failure(error)) }
     }
 
     consuming func perform() {
@@ -20,6 +24,7 @@ struct PipelineEffects: Sendable {
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
         for continuation in signals { continuation.resume() }
+        for (record, outcome) in settlements { record.settle(outcome) }
         for (continuation, result) in results { continuation.resume(with: result) }
     }
 }

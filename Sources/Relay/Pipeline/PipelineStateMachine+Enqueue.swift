@@ -3,9 +3,9 @@ import Foundation
 extension PipelineStateMachine {
     /// Applies one commit atomically: every operation is validated first, and a rejected commit changes nothing.
     ///
-    /// Returns each operation's slot, in call order, for its handle to find it without a lookup.
+    /// Returns each operation's record, in call order, for its handle.
     @discardableResult
-    mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [Int32] {
+    mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [OperationRecord] {
         switch lifecycle {
         case .stopping, .stopped:
             throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
@@ -15,19 +15,19 @@ extension PipelineStateMachine {
         let firstOrder = nextOrder
         var fresh: [Int32] = []
         fresh.reserveCapacity(batch.count)
-        var slotsInCallOrder: [Int32] = []
-        slotsInCallOrder.reserveCapacity(batch.count)
+        var records: [OperationRecord] = []
+        records.reserveCapacity(batch.count)
         do {
-            try allocate(batch, firstOrder: firstOrder, now: now, into: &fresh, slots: &slotsInCallOrder)
+            try allocate(batch, firstOrder: firstOrder, now: now, into: &fresh, records: &records)
             try validateDependencies(of: fresh, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
             throw error
         }
-        guard !fresh.isEmpty else { return slotsInCallOrder }
+        guard !fresh.isEmpty else { return records }
         commit(fresh, now: now)
         evictExpired(now: now)
-        return slotsInCallOrder
+        return records
     }
 
     /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap.
@@ -36,7 +36,7 @@ extension PipelineStateMachine {
         firstOrder: UInt64,
         now: Int64,
         into fresh: inout [Int32],
-        slots slotsInCallOrder: inout [Int32]
+        records: inout [OperationRecord]
     ) throws(RelayError) {
         let snapshot = lastSnapshot + 1
         index.reserve(batch.count)
@@ -45,19 +45,21 @@ extension PipelineStateMachine {
         var executor: (kind: CallKind, number: Int32)?
         for operation in batch {
             let bucket: Int
-            switch index.probe(operation.id) {
+            let idHash: UInt32
+            switch index.probe(operation.id, holds: { slots[Int($0)].record.id == operation.id }) {
             case .found(let known):
-                guard operations[Int(known)].hasSameContent(as: operation) else {
+                guard slots[Int(known)].record.operation.hasSameContent(as: operation) else {
                     throw RelayError(
                         .conflictingOperation,
                         "operation \(operation.id) is already known with different content",
                         operationIDs: [operation.id]
                     )
                 }
-                slotsInCallOrder.append(known)
+                records.append(slots[Int(known)].record)
                 continue
-            case .vacant(let vacant):
+            case .vacant(let vacant, let hash):
                 bucket = vacant
+                idHash = hash
             }
             try validate(operation)
             if lane?.name != operation.sequenceName {
@@ -82,19 +84,20 @@ extension PipelineStateMachine {
             }
             var stored = operation
             stored.snapshot = snapshot
+            let record = OperationRecord(operation: stored)
             let number = allocateSlot(
                 OperationSlot(
+                    record: record,
                     lane: lane?.number ?? 0,
                     executor: executor?.number ?? -1,
                     order: firstOrder + UInt64(fresh.count),
                     snapshot: snapshot,
                     enqueuedAt: now
-                ),
-                for: stored
+                )
             )
-            index.insert(operation.id, number, at: bucket)
+            index.insert(number, hash: idHash, at: bucket)
             fresh.append(number)
-            slotsInCallOrder.append(number)
+            records.append(record)
         }
     }
 
@@ -121,8 +124,8 @@ extension PipelineStateMachine {
     /// Known operations never depend on new ones, so a cycle can only run through this commit's operations.
     private func validateDependencies(of fresh: [Int32], firstOrder: UInt64) throws(RelayError) {
         var internalEdges = false
-        for slot in fresh where !operations[Int(slot)].dependencies.isEmpty {
-            let operation = operations[Int(slot)]
+        for slot in fresh where !slots[Int(slot)].record.operation.dependencies.isEmpty {
+            let operation = slots[Int(slot)].record.operation
             for dependency in operation.dependencies {
                 if dependency == operation.id {
                     throw RelayError(
@@ -131,7 +134,7 @@ extension PipelineStateMachine {
                         operationIDs: [operation.id]
                     )
                 }
-                guard let target = index[dependency] else {
+                guard let target = lookup(dependency) else {
                     throw RelayError(
                         .unknownDependency,
                         "operation \(operation.id) depends on \(dependency), which is neither known nor in this commit",
@@ -143,7 +146,7 @@ extension PipelineStateMachine {
         }
         guard internalEdges else { return }
         if let cycle = findCycle(in: fresh, firstOrder: firstOrder) {
-            let ids = cycle.map { operations[Int($0)].id }
+            let ids = cycle.map { slots[Int($0)].record.operation.id }
             throw RelayError(
                 .dependencyCycle,
                 "dependencies form a cycle: " + ids.map(\.uuidString).joined(separator: " → "),
@@ -161,8 +164,8 @@ extension PipelineStateMachine {
         }
         func position(_ slot: Int32) -> Int { Int(slots[Int(slot)].order - firstOrder) }
         func internalDependencies(_ slot: Int32) -> [Int32] {
-            operations[Int(slot)].dependencies.compactMap { id in
-                guard let target = index[id], slots[Int(target)].order >= firstOrder else { return nil }
+            slots[Int(slot)].record.operation.dependencies.compactMap { id in
+                guard let target = lookup(id), slots[Int(target)].order >= firstOrder else { return nil }
                 return target
             }
         }
@@ -193,7 +196,7 @@ extension PipelineStateMachine {
 
     private mutating func rollBack(_ fresh: [Int32]) {
         for slot in fresh.reversed() {
-            index.remove(operations[Int(slot)].id)
+            index.remove(slots[Int(slot)].record.id, slot: slot)
             vacate(slot)
         }
     }
@@ -209,7 +212,7 @@ extension PipelineStateMachine {
         let publishing = hub.isActive
         for slot in fresh {
             let s = Int(slot)
-            if recording { committed.append(operations[s]) }
+            if recording { committed.append(slots[s].record.operation) }
             let lane = Int(slots[s].lane)
             lanes[lane].counts.pending += 1
             if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
@@ -217,8 +220,8 @@ extension PipelineStateMachine {
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
-                    operation: operations[s].id,
-                    sequence: operations[s].sequenceName,
+                    operation: slots[s].record.operation.id,
+                    sequence: slots[s].record.operation.sequenceName,
                     now: now
                 )
             }
@@ -239,15 +242,15 @@ extension PipelineStateMachine {
     mutating func wireDependencies(of slot: Int32) -> CallResult? {
         let s = Int(slot)
         var blocker: CallResult?
-        for dependency in operations[s].dependencies {
-            guard let target = index[dependency] else { continue }
+        for dependency in slots[s].record.operation.dependencies {
+            guard let target = lookup(dependency) else { continue }
             let t = Int(target)
             guard slots[t].phase == .finished, let result = slots[t].result else {
-                slots[t].dependents.append(slot)
+                slots[t].addDependent(slot)
                 slots[s].unfinishedDependencies += 1
                 continue
             }
-            if blocker == nil, operations[s].onDependencyFailure == .cancel,
+            if blocker == nil, slots[s].record.operation.onDependencyFailure == .cancel,
                 let reason = Self.cancellation(afterDependency: dependency, finished: result)
             {
                 blocker = .cancelled(reason)

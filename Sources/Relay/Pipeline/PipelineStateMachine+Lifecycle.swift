@@ -61,16 +61,13 @@ extension PipelineStateMachine {
     /// Ends the DataPoint's life: every waiter is resumed, with a shutdown error where it awaited an outcome.
     mutating func completeShutdown(now: Int64) {
         lifecycle = .stopped
-        for (slot, waiters) in resultWaiters {
-            let id = operations[Int(slot)].id
-            let error = RelayError(
-                .shutdown,
-                "the DataPoint shut down before operation \(id) finished; it stays stored",
-                operationIDs: [id]
-            )
-            for waiter in waiters { effects.results.append((waiter.continuation, .failure(error))) }
+        let error = RelayError(
+            .shutdown,
+            "the DataPoint shut down before the operation finished; it stays stored"
+        )
+        for slot in slots.indices where slots[slot].phase != .finished && slots[slot].phase != .free {
+            settle(slots[slot].record, .failure(error))
         }
-        resultWaiters.removeAll()
         hub.closeAll(wakes: &effects.sinks)
         effects.signals += idleWaiters.map(\.continuation)
         idleWaiters.removeAll()
@@ -116,9 +113,10 @@ extension PipelineStateMachine {
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
         for entry in stored.operations {
-            guard index[entry.operation.id] == nil else { continue }
+            guard lookup(entry.operation.id) == nil else { continue }
             let lane = placeholderLane(entry.operation.sequenceName)
             var slot = OperationSlot(
+                record: OperationRecord(operation: entry.operation),
                 lane: lane,
                 executor: executorIndex[entry.operation.kind] ?? -1,
                 order: nextOrder,
@@ -137,8 +135,9 @@ extension PipelineStateMachine {
                 slot.result = result
                 slot.finishedAt = entry.finishedAt.map(clock.time(of:)) ?? now
             }
-            let number = allocateSlot(slot, for: entry.operation)
-            index[entry.operation.id] = number
+            let number = allocateSlot(slot)
+            if let result = entry.result { settle(slot.record, .success(result)) }
+            indexOperation(entry.operation.id, slot: number)
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)
         }

@@ -15,7 +15,7 @@ extension PipelineStateMachine {
     }
 
     func status(of id: UUID, now: Int64) -> CallStatus? {
-        guard let slot = index[id] else { return nil }
+        guard let slot = lookup(id) else { return nil }
         let s = Int(slot)
         let entry = slots[s]
         let state: CallStatus.State
@@ -32,7 +32,7 @@ extension PipelineStateMachine {
         }
         return CallStatus(
             id: id,
-            sequenceName: operations[s].sequenceName,
+            sequenceName: slots[s].record.operation.sequenceName,
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),
@@ -44,8 +44,8 @@ extension PipelineStateMachine {
         let entry = slots[s]
         let lane = lanes[Int(entry.lane)]
         if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }
-        if entry.executor < 0 && executorIndex[operations[s].kind] == nil {
-            return .executorNotRegistered(operations[s].kind)
+        if entry.executor < 0 && executorIndex[slots[s].record.operation.kind] == nil {
+            return .executorNotRegistered(slots[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
         if entry.holdUntil > now && entry.holdUntil >= entry.retryAt { return .held(until: date(entry.holdUntil)) }
@@ -68,17 +68,17 @@ extension PipelineStateMachine {
     }
 
     func holds(of id: UUID) -> [String?: Date]? {
-        guard let slot = index[id] else { return nil }
+        guard let slot = lookup(id) else { return nil }
         return (holds[slot] ?? [:]).mapValues(date)
     }
 
     func dependents(of id: UUID) -> [UUID]? {
-        guard let slot = index[id] else { return nil }
-        return slots[Int(slot)].dependents.map { operations[Int($0)].id }
+        guard let slot = lookup(id) else { return nil }
+        return slots[Int(slot)].dependents.map { slots[Int($0)].record.operation.id }
     }
 
     func operation(_ id: UUID) -> CallOperation? {
-        index[id].map { operations[Int($0)] }
+        lookup(id).map { slots[Int($0)].record.operation }
     }
 
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {

@@ -60,7 +60,7 @@ extension PipelineStateMachine {
         lanes[l].counts.running += 1
         runningTotal += 1
         let attempt = Int(slots[s].attempts)
-        let id = operations[s].id
+        let id = slots[s].record.operation.id
         let startedAt = date(now)
         if recording { records.append(.started(id, attempt: attempt, at: startedAt)) }
         if hub.isActive {
@@ -68,9 +68,9 @@ extension PipelineStateMachine {
         }
         return Job(
             slot: slot,
-            operation: operations[s],
+            record: slots[s].record,
             executor: executors[Int(slots[s].executor)],
-            context: CallContext(attempt: attempt, startedAt: startedAt, operation: operations[s])
+            context: CallContext(attempt: attempt, startedAt: startedAt, operation: slots[s].record.operation)
         )
     }
 
@@ -162,7 +162,7 @@ extension PipelineStateMachine {
         }
         let attempts = Int(slots[s].attempts)
         let elapsed = Duration.nanoseconds(now - slots[s].firstStartedAt)
-        let policy = operations[s].retryPolicy
+        let policy = slots[s].record.operation.retryPolicy
         guard
             let delay = policy.nextDelay(
                 afterAttempt: attempts,
@@ -177,12 +177,12 @@ extension PipelineStateMachine {
         slots[s].lastFailure = reason
         let (retryAt, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         slots[s].retryAt = overflow ? Int64.max : retryAt
-        let id = operations[s].id
+        let id = slots[s].record.operation.id
         if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(slots[s].retryAt))) }
         publish(
             .retryScheduled(attempt: attempts, at: date(slots[s].retryAt), reason: reason),
             operation: id,
-            sequence: operations[s].sequenceName,
+            sequence: slots[s].record.operation.sequenceName,
             now: now
         )
         reevaluate(slot, now: now)
@@ -190,7 +190,7 @@ extension PipelineStateMachine {
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
     private mutating func interrupt(_ slot: Int32, now: Int64) {
-        if recording { records.append(.interrupted(operations[Int(slot)].id, at: date(now))) }
+        if recording { records.append(.interrupted(slots[Int(slot)].record.operation.id, at: date(now))) }
         reevaluate(slot, now: now)
     }
 
@@ -222,7 +222,7 @@ extension PipelineStateMachine {
             queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
             runTimes.record(slots[s].runNanoseconds)
         }
-        let id = operations[s].id
+        let id = slots[s].record.operation.id
         if recording { records.append(.finished(id, result, at: date(now))) }
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: s)
@@ -235,24 +235,31 @@ extension PipelineStateMachine {
                 }
             publish(kind, operation: id, sequence: lanes[l].name, now: now)
         }
-        if !resultWaiters.isEmpty, let waiters = resultWaiters.removeValue(forKey: slot) {
-            for waiter in waiters { effects.results.append((waiter.continuation, .success(result))) }
-        }
-        let dependents = slots[s].dependents
-        slots[s].dependents = []
-        for dependent in dependents {
-            let d = Int(dependent)
-            if operations[d].onDependencyFailure == .cancel,
-                let reason = Self.cancellation(afterDependency: id, finished: result)
-            {
-                cascade.append((dependent, .cancelled(reason)))
-            } else {
-                slots[d].unfinishedDependencies -= 1
-                if slots[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
-            }
-        }
+        settle(slots[s].record, .success(result))
+        let (first, more) = slots[s].takeDependents()
+        if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
+        for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
         if lanes[l].algorithm == .commitGraph { commitFinished(slots[s].snapshot, lane: l, now: now) }
         retained.append((now, slot))
+    }
+
+    /// Tells a dependent that one of its dependencies ended: it counts down, or is cancelled with it.
+    private mutating func release(
+        _ dependent: Int32,
+        after id: UUID,
+        ended result: CallResult,
+        now: Int64,
+        cascade: inout [(Int32, CallResult)]
+    ) {
+        let d = Int(dependent)
+        if slots[d].record.operation.onDependencyFailure == .cancel,
+            let reason = Self.cancellation(afterDependency: id, finished: result)
+        {
+            cascade.append((dependent, .cancelled(reason)))
+        } else {
+            slots[d].unfinishedDependencies -= 1
+            if slots[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+        }
     }
 
     /// With `.commitGraph`, releases the next commit's ready operations once every earlier one has finished.
@@ -274,54 +281,5 @@ extension PipelineStateMachine {
             slots[Int(slot)].gated = false
             reevaluate(slot, now: now)
         }
-    }
-
-    // MARK: - Results
-
-    /// Registers a waiter for an operation's result, or returns the answer at once.
-    mutating func awaitResult(
-        _ id: UUID,
-        hint: Int32,
-        waiter: UInt64,
-        cancelled: Bool,
-        _ continuation: CheckedContinuation<CallResult, any Error>
-    ) -> Result<CallResult, any Error>? {
-        if cancelled { return .failure(CancellationError()) }
-        if let answer = answer(for: id, hint: hint) { return answer.mapError { $0 } }
-        guard let slot = slot(of: id, hint: hint) else { return nil }
-        resultWaiters[slot, default: []].append((waiter, continuation))
-        return nil
-    }
-
-    /// The operation's slot: the hint when it still holds the operation, or else a lookup.
-    func slot(of id: UUID, hint: Int32) -> Int32? {
-        if hint >= 0, Int(hint) < slots.count, slots[Int(hint)].phase != .free, operations[Int(hint)].id == id {
-            return hint
-        }
-        return index[id]
-    }
-
-    /// The outcome a waiter gets at once: the result, or why none will come; `nil` while the operation is unfinished.
-    func answer(for id: UUID, hint: Int32) -> Result<CallResult, RelayError>? {
-        guard let slot = slot(of: id, hint: hint) else {
-            return .failure(
-                RelayError(
-                    .expired, "operation \(id) finished longer ago than the retention window", operationIDs: [id])
-            )
-        }
-        if let result = slots[Int(slot)].result { return .success(result) }
-        guard lifecycle == .stopped else { return nil }
-        return .failure(
-            RelayError(.shutdown, "the DataPoint shut down before operation \(id) finished", operationIDs: [id])
-        )
-    }
-
-    mutating func stopAwaitingResult(_ id: UUID, waiter: UInt64) -> CheckedContinuation<CallResult, any Error>? {
-        guard let slot = index[id], var waiters = resultWaiters[slot],
-            let position = waiters.firstIndex(where: { $0.id == waiter })
-        else { return nil }
-        let continuation = waiters.remove(at: position).continuation
-        resultWaiters[slot] = waiters.isEmpty ? nil : waiters
-        return continuation
     }
 }

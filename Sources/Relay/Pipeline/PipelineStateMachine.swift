@@ -33,7 +33,7 @@ struct PipelineStateMachine: Sendable {
     /// One attempt handed to a worker.
     struct Job: Sendable {
         let slot: Int32
-        let operation: CallOperation
+        let record: OperationRecord
         let executor: any CallExecutor
         let context: CallContext
     }
@@ -68,8 +68,6 @@ struct PipelineStateMachine: Sendable {
     let recording: Bool
 
     var slots = ChunkedTable<OperationSlot>()
-    /// The operations as enqueued, by slot number; kept apart so the scheduler's own fields stay dense.
-    var operations = ChunkedTable<CallOperation>()
     var freeSlots: [Int32] = []
     var index = OperationIndex()
     var lanes: [Lane] = []
@@ -85,8 +83,6 @@ struct PipelineStateMachine: Sendable {
     var runningTotal = 0
     var timers = MinHeap<TimerEntry>()
     var holds: [Int32: [String?: Int64]] = [:]
-    var resultWaiters: [Int32: [(id: UInt64, continuation: CheckedContinuation<CallResult, any Error>)]] = [:]
-    var nextWaiterID: UInt64 = 1
     var workers: [UInt64: WorkerState] = [:]
     var doomedWorkers = 0
     var nextWorkerID: UInt64 = 1
@@ -112,11 +108,36 @@ struct PipelineStateMachine: Sendable {
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
     }
 
+    /// The slot of a known operation.
+    func lookup(_ id: UUID) -> Int32? {
+        if case .found(let slot) = index.probe(id, holds: { slots[Int($0)].record.operation.id == id }) { return slot }
+        return nil
+    }
+
+    /// Indexes a new operation's slot.
+    mutating func indexOperation(_ id: UUID, slot: Int32) {
+        index.reserve(1)
+        if case .vacant(let bucket, let hash) = index.probe(id, holds: { slots[Int($0)].record.operation.id == id }) {
+            index.insert(slot, hash: hash, at: bucket)
+        }
+    }
+
+    /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
+    /// happens, so only the waiters wait for the lock to be released), or else after the transition is durable.
+    mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {
+        guard recording else {
+            for waiter in record.record(outcome) { effects.results.append((waiter, outcome.mapError { $0 })) }
+            return
+        }
+        effects.settlements.append((record, outcome))
+    }
+
     func date(_ time: Int64) -> Date {
         origin.addingTimeInterval(Double(time) / 1e9)
     }
 
     mutating func takeEffects() -> PipelineEffects {
+        hub.flush(wakes: &effects.sinks)
         if !idleWaiters.isEmpty && isSettled {
             let idle = isIdle
             effects.signals += idleWaiters.filter { idle || !$0.untilIdle }.map(\.continuation)
@@ -137,7 +158,7 @@ struct PipelineStateMachine: Sendable {
 
     mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
         if let operationID {
-            guard let slot = index[operationID] else {
+            guard let slot = lookup(operationID) else {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
             if slots[Int(slot)].phase == .finished || lifecycle == .stopped {
@@ -300,7 +321,7 @@ struct PipelineStateMachine: Sendable {
             return
         }
         if slots[s].executor < 0 {
-            let kind = operations[s].kind
+            let kind = slots[s].record.operation.kind
             guard let executor = executorIndex[kind] else {
                 waitingForExecutor[kind, default: []].append(slot)
                 return
@@ -318,7 +339,7 @@ struct PipelineStateMachine: Sendable {
         slots[s].token &+= 1
         lanes[l].ready.push(
             .init(order: slots[s].order, slot: slot, token: slots[s].token),
-            priority: operations[s].priority
+            priority: slots[s].record.operation.priority
         )
         lanes[l].readyCount += 1
         dispatch(lane)
@@ -426,12 +447,9 @@ struct PipelineStateMachine: Sendable {
         }
     }
 
-    private static let vacant = CallOperation(
-        id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
-
     private mutating func free(_ slot: Int32) {
         guard slots[Int(slot)].phase == .finished else { return }
-        index.remove(operations[Int(slot)].id)
+        index.remove(slots[Int(slot)].record.id, slot: slot)
         vacate(slot)
     }
 
@@ -439,8 +457,9 @@ struct PipelineStateMachine: Sendable {
     mutating func vacate(_ slot: Int32) {
         let s = Int(slot)
         if !holds.isEmpty { holds[slot] = nil }
-        operations[s] = Self.vacant
-        slots[s].dependents = []
+        slots[s].record = .vacant
+        slots[s].firstDependent = -1
+        slots[s].moreDependents = []
         slots[s].result = nil
         slots[s].lastFailure = nil
         slots[s].phase = .free
@@ -448,16 +467,14 @@ struct PipelineStateMachine: Sendable {
         freeSlots.append(slot)
     }
 
-    mutating func allocateSlot(_ slot: OperationSlot, for operation: CallOperation) -> Int32 {
+    mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
         if let reused = freeSlots.popLast() {
             let token = slots[Int(reused)].token
             slots[Int(reused)] = slot
             slots[Int(reused)].token = token
-            operations[Int(reused)] = operation
             return reused
         }
         slots.append(slot)
-        operations.append(operation)
         return Int32(slots.count - 1)
     }
 
@@ -506,7 +523,7 @@ struct PipelineStateMachine: Sendable {
     // MARK: - Holds
 
     mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
-        guard let slot = index[id] else {
+        guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
         }
         let s = Int(slot)
@@ -521,7 +538,7 @@ struct PipelineStateMachine: Sendable {
         publish(
             .held(until: until.map(date), context: context),
             operation: id,
-            sequence: operations[s].sequenceName,
+            sequence: slots[s].record.operation.sequenceName,
             now: now
         )
         if slots[s].phase == .ready && slots[s].holdUntil > now {
@@ -538,7 +555,7 @@ struct PipelineStateMachine: Sendable {
     ///
     /// Returns whether anything changed.
     mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
-        guard let slot = index[id] else {
+        guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
         }
         let s = Int(slot)

@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// One operation's content and outcome, shared by the pipeline and every handle to it.
+///
+/// Handles await the outcome here, under the record's own lock, so awaiting never contends with the scheduler, and
+/// a live handle keeps its outcome however soon the pipeline forgets the operation.
+final class OperationRecord: Sendable {
+    private struct State {
+        var outcome: Result<CallResult, RelayError>?
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<CallResult, any Error>)] = []
+        var nextWaiter: UInt64 = 0
+    }
+
+    /// The operation as enqueued, with its snapshot.
+    let operation: CallOperation
+    private let state = Mutex(State())
+
+    init(operation: CallOperation) {
+        self.operation = operation
+    }
+
+    /// A record for slots that hold nothing.
+    static let vacant = OperationRecord(
+        operation: CallOperation(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
+    )
+
+    var id: UUID { operation.id }
+
+    /// The outcome, once known.
+    var settledOutcome: Result<CallResult, RelayError>? { state.withLock(\.outcome) }
+
+    /// Waits for the outcome.
+    ///
+    /// - Important: Cancelling the waiting task ends only this wait, with `CancellationError`.
+    func outcome() async throws -> CallResult {
+        let (known, waiter) = state.withLock { state -> (Result<CallResult, RelayError>?, UInt64) in
+            if let outcome = state.outcome { return (outcome, 0) }
+            state.nextWaiter += 1
+            return (nil, state.nextWaiter)
+        }
+        if let known { return try known.get() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CallResult, any Error>) in
+                let cancelled = Task.isCancelled
+                let immediate = state.withLock { state -> Result<CallResult, any Error>? in
+                    if cancelled { return .failure(CancellationError()) }
+                    if let outcome = state.outcome { return outcome.mapError { $0 } }
+                    state.waiters.append((waiter, continuation))
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<CallResult, any Error>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == waiter }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Settles the outcome once and resumes every waiter; later calls do nothing.
+    func settle(_ outcome: Result<CallResult, RelayError>) {
+        for waiter in record(outcome) { waiter.resume(with: outcome.mapError { $0 }) }
+    }
+
+    /// Records the outcome once and returns the waiters, for the caller to resume outside its own lock.
+    func record(_ outcome: Result<CallResult, RelayError>) -> [CheckedContinuation<CallResult, any Error>] {
+        state.withLock { state in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            guard !state.waiters.isEmpty else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters.map(\.continuation)
+        }
+    }
+}
