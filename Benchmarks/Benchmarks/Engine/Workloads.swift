@@ -28,6 +28,8 @@ struct NoWorkExecutor: CallExecutor {
 
 let noop: CallKind = "noop"
 
+/// The configuration of every benchmark DataPoint.
+///
 /// A service keeps one DataPoint for its life, so each Relay iteration runs an unmeasured warm-up round first:
 /// finished operations are forgotten at once (handles keep their outcomes) and the measured round reuses their memory,
 /// as a long-running process does. The event buffer is large enough that the P7 subscriber never drops.

@@ -27,8 +27,10 @@ struct OperationSlot: Sendable {
     var cancelRequested = false
     var order: UInt64
     var snapshot: UInt64
-    /// Operations waiting for this one. Most have at most one (chains, fan-in), so the first is kept inline and only
-    /// further ones allocate.
+    /// The first operation waiting for this one.
+    ///
+    /// Most operations have at most one dependent (chains, fan-in), so the first is kept inline and only further ones
+    /// allocate.
     var firstDependent: Int32 = -1
     var moreDependents: [Int32] = []
     var enqueuedAt: Int64
