@@ -17,7 +17,16 @@ let package = Package(
             ],
             path: "Benchmarks/Engine",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "Allocations",
+            dependencies: [
+                .product(name: "Relay", package: "Relay"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Allocations",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,16 +1,19 @@
 import Foundation
 
 extension PipelineStateMachine {
+    /// An operation's timing; reads the slot's fields in place rather than copying the slot.
     func metrics(of s: Int) -> CallMetrics {
-        let slot = slots[s]
-        let started = slot.firstStartedAt == OperationSlot.never ? nil : slot.firstStartedAt
+        let enqueuedAt = slots[s].enqueuedAt
+        let firstStartedAt = slots[s].firstStartedAt
+        let finishedAt = slots[s].finishedAt
+        let started = firstStartedAt == OperationSlot.never ? nil : firstStartedAt
         return CallMetrics(
-            enqueuedAt: date(slot.enqueuedAt),
+            enqueuedAt: date(enqueuedAt),
             startedAt: started.map(date),
-            finishedAt: slot.finishedAt == OperationSlot.never ? nil : date(slot.finishedAt),
-            queueWait: started.map { .nanoseconds($0 - slot.enqueuedAt) },
-            runTime: .nanoseconds(slot.runNanoseconds),
-            attempts: Int(slot.attempts)
+            finishedAt: finishedAt == OperationSlot.never ? nil : date(finishedAt),
+            queueWait: started.map { .nanoseconds($0 - enqueuedAt) },
+            runTime: .nanoseconds(slots[s].runNanoseconds),
+            attempts: Int(slots[s].attempts)
         )
     }
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs the engine benchmarks once and prints one line per performance goal, each computed from medians of that run:
+#   P1 relay=… baseline=… ratio=… goal=… PASS|FAIL
+# Extra arguments go to `swift package benchmark` (for example --filter 'P1.*').
+set -euo pipefail
+cd "$(dirname "$0")"
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+swift package --allow-writing-to-directory "$results" benchmark --target Engine \
+    --format histogramPercentiles --path "$results" --no-progress "$@" >&2
+
+# The median of a benchmark's metric, converted to base units (seconds for time, counts or bytes otherwise).
+median() {
+    local file="$results/Current_run.Engine.${1// /_}.$2.histogram.percentiles.tsv"
+    [ -f "$file" ] || { echo "missing"; return; }
+    awk -F'\t' '
+        NR == 1 {
+            scale = 1
+            if ($2 ~ /\(ns\)/) scale = 1e-9; else if ($2 ~ /\(μs\)/) scale = 1e-6
+            else if ($2 ~ /\(ms\)/) scale = 1e-3; else if ($2 ~ /\(K\)/) scale = 1e3
+            else if ($2 ~ /\(M\)/) scale = 1e6
+        }
+        $1 == "50" { printf "%.9g\n", $2 * scale; exit }
+    ' "$file"
+}
+
+# Operations (or events) per second of a benchmark whose name ends in n=<count>.
+rate() {
+    local seconds count
+    seconds=$(median "$1" wallClock)
+    count=${1##*n=}
+    [ "$seconds" = "missing" ] && { echo "missing"; return; }
+    awk -v n="$count" -v s="$seconds" 'BEGIN { printf "%.0f\n", n / s }'
+}
+
+# goal <id> <relay> <baseline label> <baseline> <ratio> <goal text> <pass expression over r (ratio) and v (relay)>
+goal() {
+    local id=$1 relay=$2 label=$3 baseline=$4 ratio=$5 text=$6 test=$7 verdict
+    if [ "$relay" = "missing" ] || [ "$baseline" = "missing" ]; then
+        echo "$id relay=$relay baseline=$label:$baseline ratio=n/a goal=$text NOT-RUN"
+        return
+    fi
+    verdict=$(awk -v r="$ratio" -v v="$relay" "BEGIN { print (($test) ? \"PASS\" : \"FAIL\") }")
+    echo "$id relay=$relay baseline=$label:$baseline ratio=$ratio goal=$text $verdict"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "missing" || b == "missing" || b == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
+
+p1=$(rate "P1 Relay bunch 64 n=100000")
+p1_group=$(rate "P1 TaskGroup width 64 n=100000")
+p1_queue=$(rate "P1 OperationQueue width 64 n=100000")
+goal P1 "$p1/s" TaskGroup64 "$p1_group/s" "$(ratio "$p1" "$p1_group")" "ratio>=2" "r >= 2"
+goal P1 "$p1/s" OperationQueue64 "$p1_queue/s" "$(ratio "$p1" "$p1_queue")" "ratio>=6" "r >= 6"
+goal P1 "$p1/s" absolute "1000000/s" "$(ratio "$p1" 1000000)" "relay>=1000000/s" "r >= 1"
+
+chain=$(rate "P2 Relay chain n=100000")
+independent=$(rate "P2 Relay independent n=100000")
+# Per-operation cost is the inverse of the rate, so the cost ratio is independent/chain.
+goal P2 "$chain/s" independent "$independent/s" "$(ratio "$independent" "$chain")" "cost-ratio<=1.5" "r <= 1.5"
+
+p3=$(rate "P3 Relay bunch 1 n=100000")
+p3_group=$(rate "P3 TaskGroup width 1 n=100000")
+goal P3 "$p3/s" TaskGroup1 "$p3_group/s" "$(ratio "$p3" 200000)" "relay>=200000/s" "r >= 1"
+
+p7=$(rate "P7 Relay events n=300000")
+p7_stream=$(rate "P7 AsyncStream one per yield n=300000")
+goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000000/s" "r >= 1"
+
+# Context for the goals: the other workloads beside their baselines, allocations and memory.
+for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
+    "Mixed Relay three sequences n=30000|Mixed TaskGroup width 16 n=30000" \
+    "Events Relay lifecycle n=300000|P7 AsyncStream one per yield n=300000"; do
+    relay=$(rate "${pair%%|*}")
+    baseline=$(rate "${pair##*|}")
+    echo "info ${pair%%|*}: relay=$relay/s baseline=$baseline/s ratio=$(ratio "$relay" "$baseline")"
+done
+echo "info mallocs per operation: relay=$(median "Malloc Relay per operation bunch 64" mallocCountTotal)" \
+    "taskgroup=$(median "Malloc TaskGroup per operation width 64" mallocCountTotal)"
+echo "info bytes per pending operation at 1M pending: $(median "Memory Relay bytes per pending operation n=1000000" memoryLeakedBytes)"
