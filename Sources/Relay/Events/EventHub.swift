@@ -77,7 +77,8 @@ struct EventHub: Sendable {
         for subscriber in everything {
             deliver(pending, to: subscriber.sink, wakes: &wakes)
         }
-        pending.removeAll(keepingCapacity: true)
+        // Subscribers share the array until they change it; a fresh one avoids copying it back.
+        pending = []
     }
 
     private mutating func deliver(_ events: [CallEvent], to sink: any EventSink, wakes: inout [any EventSink]) {

@@ -26,12 +26,16 @@ final class EventSubscription: EventSink {
         state.withLock { state in
             guard !state.closed else { return EventDelivery(needsWake: false, dropped: 0) }
             var dropped = 0
-            for event in events {
-                if state.buffer.count >= capacity {
-                    state.lastDropped = state.buffer.popFirst()
-                    dropped += 1
+            if state.buffer.count + events.count <= capacity {
+                state.buffer.append(contentsOf: events)
+            } else {
+                for event in events {
+                    if state.buffer.count >= capacity {
+                        state.lastDropped = state.buffer.popFirst()
+                        dropped += 1
+                    }
+                    state.buffer.append(event)
                 }
-                state.buffer.append(event)
             }
             state.dropped += dropped
             return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped)

@@ -9,7 +9,7 @@ extension PipelineStateMachine {
         let started = firstStartedAt == OperationSlot.never ? nil : firstStartedAt
         return CallMetrics(
             enqueuedAt: date(enqueuedAt),
-            startedAt: started.map(date),
+            startedAt: started.map { date($0) },
             finishedAt: finishedAt == OperationSlot.never ? nil : date(finishedAt),
             queueWait: started.map { .nanoseconds($0 - enqueuedAt) },
             runTime: .nanoseconds(slots[s].runNanoseconds),
@@ -72,7 +72,7 @@ extension PipelineStateMachine {
 
     func holds(of id: UUID) -> [String?: Date]? {
         guard let slot = lookup(id) else { return nil }
-        return (holds[slot] ?? [:]).mapValues(date)
+        return (holds[slot] ?? [:]).mapValues { date($0) }
     }
 
     func dependents(of id: UUID) -> [UUID]? {

@@ -534,9 +534,9 @@ struct PipelineStateMachine: Sendable {
         contexts[context] = until
         holds[slot] = contexts.isEmpty ? nil : contexts
         slots[s].holdUntil = contexts.values.max() ?? OperationSlot.never
-        if recording { records.append(.held(id, until: until.map(date), context: context)) }
+        if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
-            .held(until: until.map(date), context: context),
+            .held(until: until.map { date($0) }, context: context),
             operation: id,
             sequence: slots[s].record.operation.sequenceName,
             now: now

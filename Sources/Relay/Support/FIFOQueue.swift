@@ -13,6 +13,16 @@ struct FIFOQueue<Element: Sendable>: Sendable {
         storage.append(element)
     }
 
+    /// Appends elements in order; an empty queue adopts the array itself, which costs no copy.
+    mutating func append(contentsOf elements: [Element]) {
+        if isEmpty {
+            storage = elements
+            head = 0
+        } else {
+            storage.append(contentsOf: elements)
+        }
+    }
+
     mutating func popFirst() -> Element? {
         guard !isEmpty else { return nil }
         let element = storage[head]
