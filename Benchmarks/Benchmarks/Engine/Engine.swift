@@ -16,13 +16,7 @@ let benchmarks: @Sendable () -> Void = {
     for width in [64, 5] {
         let count = 100_000
         Benchmark("P1 Relay bunch \(width) n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            try await withPoint(bunchSize: width) { point in
-                try await enqueueAndAwait(independentOperations(count), on: point)
-                let operations = independentOperations(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(benchmark, bunchSize: width) { independentOperations(count) }
         }
         Benchmark("P1 TaskGroup width \(width) n=\(count)", configuration: configuration(iterations: 15)) { _ in
             await taskGroupBaseline(count, width: width)
@@ -36,23 +30,11 @@ let benchmarks: @Sendable () -> Void = {
     for count in [1_000, 10_000, 100_000] {
         let iterations = count == 100_000 ? 7 : 20
         Benchmark("P2 Relay chain n=\(count)", configuration: configuration(iterations: iterations)) { benchmark in
-            try await withPoint(bunchSize: 1) { point in
-                try await enqueueAndAwait(chain(count), on: point, commitSize: count)
-                let operations = chain(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point, commitSize: count)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(benchmark, bunchSize: 1, commitSize: count) { chain(count) }
         }
         Benchmark("P2 Relay independent n=\(count)", configuration: configuration(iterations: iterations)) {
             benchmark in
-            try await withPoint(bunchSize: 1) { point in
-                try await enqueueAndAwait(independentOperations(count), on: point, commitSize: count)
-                let operations = independentOperations(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point, commitSize: count)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(benchmark, bunchSize: 1, commitSize: count) { independentOperations(count) }
         }
     }
     for count in [1_000, 5_000] {
@@ -68,13 +50,7 @@ let benchmarks: @Sendable () -> Void = {
     do {
         let count = 100_000
         Benchmark("P3 Relay bunch 1 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            try await withPoint(bunchSize: 1) { point in
-                try await enqueueAndAwait(independentOperations(count), on: point)
-                let operations = independentOperations(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(benchmark, bunchSize: 1) { independentOperations(count) }
         }
         Benchmark("P3 TaskGroup width 1 n=\(count)", configuration: configuration(iterations: 15)) { _ in
             await taskGroupBaseline(count, width: 1)
@@ -143,13 +119,7 @@ let benchmarks: @Sendable () -> Void = {
         let children = 10_000
         let count = children + 2
         Benchmark("DAG Relay fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { benchmark in
-            try await withPoint(bunchSize: 64) { point in
-                try await enqueueAndAwait(fanOutFanIn(children), on: point, commitSize: count)
-                let operations = fanOutFanIn(children)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point, commitSize: count)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(benchmark, bunchSize: 64, commitSize: count) { fanOutFanIn(children) }
         }
         Benchmark("DAG TaskGroup fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { _ in
             await fanOutFanInTaskGroup(children, width: 64)
@@ -164,15 +134,13 @@ let benchmarks: @Sendable () -> Void = {
         let count = 30_000
         Benchmark("Mixed Relay three sequences n=\(count)", configuration: configuration(iterations: 15)) {
             benchmark in
-            try await withPoint(bunchSize: 8) { point in
-                try await point.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
-                try await point.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
-                try await enqueueAndAwait(mixedOperations(count), on: point)
-                let operations = mixedOperations(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point)
-                benchmark.stopMeasurement()
-            }
+            try await measureWarm(
+                benchmark, bunchSize: 8,
+                prepare: {
+                    try await $0.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
+                    try await $0.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
+                }
+            ) { mixedOperations(count) }
         }
         Benchmark("Mixed TaskGroup width 16 n=\(count)", configuration: configuration(iterations: 15)) { _ in
             await taskGroupBaseline(count, width: 16)
@@ -189,13 +157,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 50
     )
     Benchmark("Malloc Relay per operation bunch 64", configuration: perOperation) { benchmark in
-        try await withPoint(bunchSize: 64) { point in
-            try await enqueueAndAwait(independentOperations(benchmark.scaledIterations.count), on: point)
-            let operations = independentOperations(benchmark.scaledIterations.count)
-            benchmark.startMeasurement()
-            try await enqueueAndAwait(operations, on: point)
-            benchmark.stopMeasurement()
-        }
+        try await measureWarm(benchmark, bunchSize: 64) { independentOperations(benchmark.scaledIterations.count) }
     }
     Benchmark("Malloc TaskGroup per operation width 64", configuration: perOperation) { benchmark in
         await taskGroupBaseline(benchmark.scaledIterations.count, width: 64)

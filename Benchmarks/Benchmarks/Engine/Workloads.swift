@@ -1,3 +1,4 @@
+import Benchmark
 import Dispatch
 import Foundation
 import Relay
@@ -44,6 +45,24 @@ func withPoint<Result>(
         point.register(NoWorkExecutor(), for: noop)
         try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: bunchSize))
         return try await body(point)
+    }
+}
+
+/// Measures one round of operations on a warm DataPoint: an unmeasured round of the same shape runs first.
+func measureWarm(
+    _ benchmark: Benchmark,
+    bunchSize: Int,
+    commitSize: Int = 1000,
+    prepare: (DataPoint) async throws -> Void = { _ in },
+    _ operations: () -> [CallOperation]
+) async throws {
+    try await withPoint(bunchSize: bunchSize) { point in
+        try await prepare(point)
+        try await enqueueAndAwait(operations(), on: point, commitSize: commitSize)
+        let measured = operations()
+        benchmark.startMeasurement()
+        try await enqueueAndAwait(measured, on: point, commitSize: commitSize)
+        benchmark.stopMeasurement()
     }
 }
 
