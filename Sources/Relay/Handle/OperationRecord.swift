@@ -27,9 +27,6 @@ final class OperationRecord: Sendable {
 
     var id: UUID { operation.id }
 
-    /// The outcome, once known.
-    var settledOutcome: Result<CallResult, RelayError>? { state.withLock(\.outcome) }
-
     /// Waits for the outcome.
     ///
     /// - Important: Cancelling the waiting task ends only this wait, with `CancellationError`.

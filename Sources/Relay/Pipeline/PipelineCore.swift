@@ -157,7 +157,6 @@ final class PipelineCore: Sendable {
         state.withLock { body($0) }
     }
 
-    var isRunning: Bool { read { $0.lifecycle == .running } }
 
     // MARK: - Events
 

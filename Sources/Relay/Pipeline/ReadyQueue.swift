@@ -69,8 +69,4 @@ struct ReadyQueue: Sendable {
         }
         return nil
     }
-
-    mutating func removeAll() {
-        buckets.removeAll()
-    }
 }

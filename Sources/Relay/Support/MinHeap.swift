@@ -35,8 +35,4 @@ struct MinHeap<Element: Comparable & Sendable>: Sendable {
         }
         return top
     }
-
-    mutating func removeAll() {
-        storage.removeAll()
-    }
 }
