@@ -157,7 +157,6 @@ final class PipelineCore: Sendable {
         state.withLock { body($0) }
     }
 
-
     // MARK: - Events
 
     func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
