@@ -7,6 +7,8 @@ import Foundation
 struct EventHub: Sendable {
     private var everything: [(id: UInt64, sink: any EventSink)] = []
     private var pending: [CallEvent] = []
+    /// How many events the last transition gathered; the next batch starts with that much room.
+    private var lastBatchSize = 0
     private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
@@ -58,7 +60,10 @@ struct EventHub: Sendable {
             kind: kind
         )
         nextSequenceNumber += 1
-        if !everything.isEmpty { pending.append(event) }
+        if !everything.isEmpty {
+            if pending.isEmpty && lastBatchSize > 16 { pending.reserveCapacity(lastBatchSize) }
+            pending.append(event)
+        }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
         for follower in followers {
             deliver([event], to: follower.sink, wakes: &wakes)
@@ -78,6 +83,7 @@ struct EventHub: Sendable {
             deliver(pending, to: subscriber.sink, wakes: &wakes)
         }
         // Subscribers share the array until they change it; a fresh one avoids copying it back.
+        lastBatchSize = pending.count
         pending = []
     }
 
