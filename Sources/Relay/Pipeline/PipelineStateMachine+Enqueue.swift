@@ -121,9 +121,10 @@ extension PipelineStateMachine {
 
     /// Every dependency must be known or in this commit, and the commit's new edges must not close a cycle.
     ///
-    /// Known operations never depend on new ones, so a cycle can only run through this commit's operations.
+    /// Known operations never depend on new ones, so a cycle can only run through this commit's operations; and when
+    /// every dependency inside the commit points to an earlier operation, the commit's own order rules a cycle out.
     private func validateDependencies(of fresh: [Int32], firstOrder: UInt64) throws(RelayError) {
-        var internalEdges = false
+        var forwardEdges = false
         for slot in fresh where !slots[Int(slot)].record.operation.dependencies.isEmpty {
             let operation = slots[Int(slot)].record.operation
             for dependency in operation.dependencies {
@@ -141,10 +142,11 @@ extension PipelineStateMachine {
                         operationIDs: [operation.id, dependency]
                     )
                 }
-                if slots[Int(target)].order >= firstOrder { internalEdges = true }
+                let targetOrder = slots[Int(target)].order
+                if targetOrder >= firstOrder && targetOrder >= slots[Int(slot)].order { forwardEdges = true }
             }
         }
-        guard internalEdges else { return }
+        guard forwardEdges else { return }
         if let cycle = findCycle(in: fresh, firstOrder: firstOrder) {
             let ids = cycle.map { slots[Int($0)].record.operation.id }
             throw RelayError(
