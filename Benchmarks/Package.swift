@@ -1,6 +1,19 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// A benchmark target under `Benchmarks/<name>`, wired to Relay and package-benchmark.
+func benchmark(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            .product(name: "Relay", package: "Relay"),
+            .product(name: "Benchmark", package: "benchmark"),
+        ],
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
 let package = Package(
     name: "RelayBenchmarks",
     platforms: [.macOS(.v15)],
@@ -8,25 +21,6 @@ let package = Package(
         .package(name: "Relay", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
-    targets: [
-        .executableTarget(
-            name: "Engine",
-            dependencies: [
-                .product(name: "Relay", package: "Relay"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/Engine",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "Allocations",
-            dependencies: [
-                .product(name: "Relay", package: "Relay"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/Allocations",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-    ],
+    targets: [benchmark("Engine"), benchmark("Allocations")],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,6 @@ struct Lane: Sendable {
 
     var ready = ReadyQueue()
     var readyCount = 0
-    var running = 0
     /// Workers alive or requested.
     var workers = 0
     /// Workers woken or spawned that have not asked for work yet.
@@ -35,6 +34,9 @@ struct Lane: Sendable {
     }
 
     var isRegistered: Bool { sequence != nil }
+
+    /// Operations of the lane whose attempt is running.
+    var running: Int { counts.running }
 
     var oldestOpenCommit: UInt64? { openCommits.first }
 

@@ -55,7 +55,6 @@ extension PipelineStateMachine {
         slots[s].lastStartedAt = now
         slots[s].worker = worker
         lanes[l].readyCount -= 1
-        lanes[l].running += 1
         lanes[l].counts.pending -= 1
         lanes[l].counts.running += 1
         runningTotal += 1
@@ -124,7 +123,6 @@ extension PipelineStateMachine {
         let s = Int(slot)
         guard slots[s].phase == .running, slots[s].worker == worker else { return }
         let l = Int(slots[s].lane)
-        lanes[l].running -= 1
         lanes[l].counts.running -= 1
         lanes[l].counts.pending += 1
         runningTotal -= 1
