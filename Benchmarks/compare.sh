@@ -37,7 +37,7 @@ rate() {
 # goal <id> <relay> <baseline label> <baseline> <ratio> <goal text> <pass expression over r (ratio) and v (relay)>
 goal() {
     local id=$1 relay=$2 label=$3 baseline=$4 ratio=$5 text=$6 test=$7 verdict
-    if [ "$relay" = "missing" ] || [ "$baseline" = "missing" ]; then
+    if [[ "$relay" == missing* || "$baseline" == missing* ]]; then
         echo "$id relay=$relay baseline=$label:$baseline ratio=n/a goal=$text NOT-RUN"
         return
     fi

@@ -7,7 +7,7 @@ import Relay
 /// Names carry the operation count per iteration, which
 /// `compare.sh` reads to turn the median wall-clock time into operations per second.
 let benchmarks: @Sendable () -> Void = {
-    let timing: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
+    let timing: [BenchmarkMetric] = [.wallClock]
     func configuration(iterations: Int, metrics: [BenchmarkMetric] = timing) -> Benchmark.Configuration {
         .init(metrics: metrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: iterations)
     }

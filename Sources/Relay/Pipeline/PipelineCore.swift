@@ -13,7 +13,7 @@ final class PipelineCore: Sendable {
         let ticket: StorageTicket
     }
 
-    let state: Mutex<PipelineStateMachine>
+    let state: StateLock<PipelineStateMachine>
     let storage: any Storage
     let clock: ClockSource
     let configuration: DataPoint.Configuration
@@ -22,7 +22,7 @@ final class PipelineCore: Sendable {
         self.storage = storage
         self.clock = clock
         self.configuration = configuration
-        state = Mutex(
+        state = StateLock(
             PipelineStateMachine(
                 origin: clock.origin,
                 limits: .init(
