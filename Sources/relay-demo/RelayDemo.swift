@@ -14,7 +14,13 @@ struct RelayDemo {
             point.register(FlakyUpload(), for: "flaky-upload")
             let graph = DemoGraph()
             let events = point.events()
-            print("Relay demo: \(graph.operations.count) operations across data, downloads and uploads\n")
+            print("Relay demo: \(graph.operations.count) operations across data, downloads and uploads")
+            if let report = point.recoveryReport {
+                print(
+                    "Store \(FileStorage.defaultFolder.path): \(report.operationsRecovered) operations kept from earlier runs"
+                )
+            }
+            print()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var finished = 0
@@ -49,6 +55,7 @@ struct RelayDemo {
         case .suspended(let reason): what = "suspended: \(reason)"
         case .resumed(let reason): what = "resumed: \(reason)"
         case .dropped(let count): what = "\(count) events dropped"
+        case .recovered(let report): what = "recovered \(report.operationsRecovered) operations"
         }
         let sequence = event.sequenceName.map { "[\($0)]" } ?? ""
         return "#\(event.sequenceNumber)\t\(elapsed)  \(name.padding(toLength: 16, withPad: " ", startingAt: 0))"

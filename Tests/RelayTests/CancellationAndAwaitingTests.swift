@@ -75,7 +75,7 @@ struct CancellationAndAwaitingTests {
 
     @Test("S12: a newcomer's first five lines work")
     func newcomerFirstLines() async throws {
-        let reply = try await DataPoint.with { point in
+        let reply = try await DataPoint.with(storage: .volatile) { point in
             point.register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: "echo")
             return try await point.execute(CallOperation(kind: "echo", payload: Data("hello".utf8)))
         }
@@ -127,7 +127,7 @@ struct CancellationAndAwaitingTests {
 
     @Test("S12/S17: enqueue or execute after shutdown is a typed error")
     func afterShutdown() async throws {
-        let point = try await DataPoint.with(configuration: testConfiguration) { point in
+        let point = try await DataPoint.with(storage: .volatile, configuration: testConfiguration) { point in
             point.registerBasics()
             return point
         }

@@ -74,6 +74,7 @@ struct EventTests {
         case .suspended: "suspended"
         case .resumed: "resumed"
         case .dropped: "dropped"
+        case .recovered: "recovered"
         }
     }
 

@@ -65,7 +65,7 @@ struct LifecycleTests {
 
     @Test("S15: DataPoint.with runs the engine for a scope and stops it at the end")
     func withRunsForAScope() async throws {
-        let point = try await DataPoint.with { point in
+        let point = try await DataPoint.with(storage: .volatile) { point in
             point.registerBasics()
             let value = try await point.execute(CallOperation(kind: .echo, payload: Data("in".utf8)))
             #expect(value == Data("in".utf8))
@@ -80,7 +80,7 @@ struct LifecycleTests {
         struct Expected: Error {}
         let holder = Log<DataPoint>()
         await #expect(throws: Expected.self) {
-            try await DataPoint.with { point in
+            try await DataPoint.with(storage: .volatile) { point in
                 holder.append(point)
                 throw Expected()
             }

@@ -26,7 +26,7 @@ struct StateMachineTests {
             addingSuspensions: 0,
             now: 0
         )
-        try machine.start()
+        try machine.start(now: 0)
         return (machine, try #require(machine.laneIndex[.data]))
     }
 

@@ -28,12 +28,14 @@ public actor DataPoint {
     /// Opens a DataPoint on a store and rebuilds its state from what the store holds.
     ///
     /// - Parameters:
-    ///   - storage: Where transitions are recorded; ``Storage/volatile`` keeps them in memory only.
+    ///   - storage: Where transitions are recorded: by default a ``FileStorage`` in ``FileStorage/defaultFolder``;
+    ///     ``Storage/volatile`` keeps them in memory only.
     ///   - clock: The clock that drives holds, retries, metrics and shutdown deadlines; tests inject a manual one.
     ///   - configuration: Limits and policies.
-    /// - Throws: ``RelayError`` when the store cannot be opened.
+    /// - Throws: ``RelayError`` when the store cannot be opened: ``RelayError/Code/storeLocked`` when another
+    ///   DataPoint holds its folder, ``RelayError/Code/corruptStore`` when it is damaged.
     public init(
-        storage: some Storage = VolatileStorage(),
+        storage: some Storage = FileStorage(at: FileStorage.defaultFolder),
         clock: some Clock<Duration> = ContinuousClock(),
         configuration: Configuration = Configuration()
     ) async throws {
@@ -69,7 +71,7 @@ public actor DataPoint {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``RelayError`` when the store cannot be opened.
     public static func with<Result>(
-        storage: some Storage = VolatileStorage(),
+        storage: some Storage = FileStorage(at: FileStorage.defaultFolder),
         clock: some Clock<Duration> = ContinuousClock(),
         configuration: Configuration = Configuration(),
         isolation: isolated (any Actor)? = #isolation,
@@ -136,6 +138,10 @@ public actor DataPoint {
 
     /// The current date on the DataPoint's clock.
     public nonisolated var now: Date { core.clock.date(core.clock.now) }
+
+    /// What the store found and repaired when this DataPoint opened it; `nil` for stores that keep nothing, like
+    /// ``VolatileStorage``.
+    public nonisolated var recoveryReport: RecoveryReport? { core.read { $0.recoveryReport } }
 }
 
 extension DataPoint {

@@ -35,6 +35,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case shutdown
             case sequenceAttached
             case storageFailure
+            case corruptStore
+            case unsupportedFormat
+            case storeLocked
         }
 
         private let value: Value
@@ -81,6 +84,12 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sequenceAttached = Code(.sequenceAttached)
         /// The storage could not record a transition.
         public static let storageFailure = Code(.storageFailure)
+        /// A store file is damaged somewhere other than its last record; ``RelayError/offset`` says where.
+        public static let corruptStore = Code(.corruptStore)
+        /// A store file was written by a newer format version than this build reads.
+        public static let unsupportedFormat = Code(.unsupportedFormat)
+        /// Another DataPoint, in this process or another, holds the store's folder.
+        public static let storeLocked = Code(.storeLocked)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }
@@ -92,6 +101,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// The operations involved, for example every member of a cycle, in cycle order.
     public let operationIDs: [UUID]
+    /// For ``Code/corruptStore``, the byte offset of the damaged record in its file.
+    public let offset: Int?
 
     /// Creates an error.
     ///
@@ -99,10 +110,12 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - code: What went wrong.
     ///   - message: A sentence for people.
     ///   - operationIDs: The operations involved.
-    public init(_ code: Code, _ message: String, operationIDs: [UUID] = []) {
+    ///   - offset: Where in a store file the damage is.
+    public init(_ code: Code, _ message: String, operationIDs: [UUID] = [], offset: Int? = nil) {
         self.code = code
         self.message = message
         self.operationIDs = operationIDs
+        self.offset = offset
     }
 
     /// The code followed by the message.

@@ -30,6 +30,8 @@ public struct CallEvent: Sendable, Hashable {
         case resumed(reason: String)
         /// This subscriber's buffer was full and this many older events were dropped.
         case dropped(count: Int)
+        /// The DataPoint reopened a store and rebuilt its pipeline; published once, when it starts running.
+        case recovered(RecoveryReport)
 
         /// Whether the kind ends its operation's life.
         public var isTerminal: Bool {

@@ -4,7 +4,8 @@ extension PipelineCore {
     // MARK: - Lifecycle
 
     func start() throws(RelayError) {
-        try transition { (machine) throws(RelayError) in try machine.start() }.effects.perform()
+        let now = clock.now
+        try transition { (machine) throws(RelayError) in try machine.start(now: now) }.effects.perform()
     }
 
     /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group.

@@ -10,6 +10,8 @@ public struct StoredState: Sendable {
     public var sequences: [StoredSequence]
     /// The suspension count of the whole DataPoint.
     public var suspensionCount: Int
+    /// What the store found and repaired while opening, for stores that recover from a journal.
+    public var recovery: RecoveryReport?
 
     /// Creates a stored state.
     ///

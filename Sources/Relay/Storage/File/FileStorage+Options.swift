@@ -1,0 +1,41 @@
+extension FileStorage {
+    /// When a file store syncs its journal to disk.
+    public enum FsyncPolicy: Sendable, Hashable {
+        /// Group commit, the default: nothing is acknowledged before it is synced, and transitions that arrive while
+        /// a sync is in flight share the next one. Survives process crashes and power loss.
+        case always
+        /// Writes before acknowledging, and syncs at most once per interval. Survives process crashes; a power loss
+        /// may lose up to one interval of acknowledged transitions.
+        case interval(Duration)
+        /// Writes before acknowledging and never syncs. Survives process crashes only.
+        ///
+        /// - Warning: Unsafe: a power loss or kernel crash may lose any acknowledged transition, or leave a
+        ///   journal that no longer matches what callers were told. Meant for benchmarks only.
+        case never
+    }
+
+    /// How a file store writes and compacts.
+    public struct Options: Sendable, Hashable {
+        /// When the journal is synced; ``FsyncPolicy/always`` by default.
+        public var fsync: FsyncPolicy
+        /// How long finished operations stay in the store, so that ``DataPoint/handle(for:)`` re-attaches to them
+        /// after a restart. Keep it at least as long as the DataPoint's retention. One hour by default.
+        public var retention: Duration
+        /// The journal size, in bytes, past which the store folds it into a new snapshot. 64 MiB by default.
+        public var compactionThreshold: Int
+
+        /// Creates options.
+        ///
+        /// - Parameters:
+        ///   - fsync: When the journal is synced.
+        ///   - retention: How long finished operations are kept.
+        ///   - compactionThreshold: The journal size that triggers compaction.
+        public init(
+            fsync: FsyncPolicy = .always, retention: Duration = .seconds(3600), compactionThreshold: Int = 64 << 20
+        ) {
+            self.fsync = fsync
+            self.retention = retention
+            self.compactionThreshold = compactionThreshold
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// What a file store found when it reopened: how much it replayed and what it repaired.
+///
+/// Read it from ``DataPoint/recoveryReport`` or from the ``CallEvent/Kind/recovered(_:)`` event that a DataPoint
+/// publishes when it starts running.
+public struct RecoveryReport: Sendable, Hashable {
+    /// Journal records replayed on top of the last snapshot.
+    public var recordsReplayed: Int
+    /// Operations the store holds, finished ones inside the retention window included.
+    public var operationsRecovered: Int
+    /// Operations whose attempt was running when the process stopped; they run again with the attempt counted.
+    public var interruptedOperations: Int
+    /// Where a torn last record began in the journal, if the journal ended with one; it was truncated there.
+    public var tornTailOffset: Int?
+    /// Bytes cut from the end of the journal: a record that was being written when the process stopped.
+    public var truncatedBytes: Int
+
+    /// Creates a report.
+    ///
+    /// - Parameters:
+    ///   - recordsReplayed: Journal records replayed.
+    ///   - operationsRecovered: Operations held.
+    ///   - interruptedOperations: Operations that were running.
+    ///   - tornTailOffset: Where a torn tail began.
+    ///   - truncatedBytes: Bytes truncated.
+    public init(
+        recordsReplayed: Int = 0,
+        operationsRecovered: Int = 0,
+        interruptedOperations: Int = 0,
+        tornTailOffset: Int? = nil,
+        truncatedBytes: Int = 0
+    ) {
+        self.recordsReplayed = recordsReplayed
+        self.operationsRecovered = operationsRecovered
+        self.interruptedOperations = interruptedOperations
+        self.tornTailOffset = tornTailOffset
+        self.truncatedBytes = truncatedBytes
+    }
+}
