@@ -14,7 +14,9 @@ let package = Package(
         .target(name: "Relay"),
         .target(name: "RelayTesting", dependencies: ["Relay"]),
         .executableTarget(name: "RelayDemo", dependencies: ["Relay"], path: "Sources/relay-demo"),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "RelayTesting"]),
+        // The process that the crash tests start and kill with SIGKILL.
+        .executableTarget(name: "RelayCrashWorker", dependencies: ["Relay"], path: "Tests/RelayCrashWorker"),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "RelayTesting", "RelayCrashWorker"]),
     ],
     swiftLanguageModes: [.v6]
 )

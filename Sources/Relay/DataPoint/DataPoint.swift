@@ -126,6 +126,13 @@ public actor DataPoint {
         await core.waitUntilStopped()
     }
 
+    /// Stops as a crash would, for crash tests: the store keeps what was acknowledged, records nothing more, and
+    /// releases its folder; running operations are cancelled at once.
+    package nonisolated func crash() async {
+        (core.storage as? FileStorage)?.abandon()
+        await shutdown(gracePeriod: .zero)
+    }
+
     /// Starts a graceful shutdown without waiting for it; ``run()`` returns once it is complete.
     ///
     /// Use it from synchronous contexts such as a graceful-shutdown handler. A DataPoint that never ran stops at

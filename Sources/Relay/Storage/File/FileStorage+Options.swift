@@ -18,10 +18,12 @@ extension FileStorage {
     public struct Options: Sendable, Hashable {
         /// When the journal is synced; ``FsyncPolicy/always`` by default.
         public var fsync: FsyncPolicy
-        /// How long finished operations stay in the store, so that ``DataPoint/handle(for:)`` re-attaches to them
-        /// after a restart. Keep it at least as long as the DataPoint's retention. One hour by default.
+        /// How long finished operations stay in the store; one hour by default.
+        ///
+        /// Within it, ``DataPoint/handle(for:)`` re-attaches to them after a restart. Keep it at least as long as
+        /// the DataPoint's retention.
         public var retention: Duration
-        /// The journal size, in bytes, past which the store folds it into a new snapshot. 64 MiB by default.
+        /// The journal size, in bytes, past which the store folds it into a new snapshot; 64 MiB by default.
         public var compactionThreshold: Int
 
         /// Creates options.

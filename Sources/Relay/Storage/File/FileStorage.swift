@@ -8,8 +8,9 @@ import Synchronization
     import Darwin
 #endif
 
-/// A store in a folder on disk: an append-only journal of transitions, compacted into snapshots. The default store
-/// of a ``DataPoint``.
+/// A store in a folder on disk, and the default store of a ``DataPoint``.
+///
+/// It keeps an append-only journal of transitions and compacts it into snapshots.
 ///
 /// Every transition is a checksummed record in the journal. Under the default ``FsyncPolicy/always`` policy nothing
 /// is acknowledged before it is on disk, and transitions that arrive while one `fsync` is in flight share the next
@@ -54,6 +55,12 @@ public final class FileStorage: Storage {
         state.withLock { state in
             for fd in [state.journal, state.lock] where fd >= 0 { POSIXFile.close(fd) }
         }
+    }
+
+    /// How many times the journal was synced since the store opened; group commit keeps it well below the number of
+    /// transitions.
+    package var syncCount: Int {
+        state.withLock { $0.syncs }
     }
 
     /// What the store found and repaired when it last opened; `nil` before it opens.
@@ -150,6 +157,13 @@ public final class FileStorage: Storage {
         release(failure: RelayError(.storageFailure, "the store at \(paths.folder) was abandoned"))
     }
 
+    /// Reads a store's folder without opening it or changing it: the state it holds, and how many terminal records
+    /// repeat one already recorded (zero in a sound store).
+    package static func inspect(at folder: URL) throws -> (state: StoredState, duplicateTerminals: Int) {
+        let folded = try fold(Paths(folder: folder.path), retention: .seconds(Int64.max / 4))
+        return (folded.state, folded.duplicateTerminals)
+    }
+
     // MARK: - Group commit
 
     private enum Role {
@@ -216,6 +230,7 @@ public final class FileStorage: Storage {
             }
             let compactNow = state.withLock { state in
                 state.durable = max(state.durable, round.target)
+                if round.sync { state.syncs += 1 }
                 state.journalSize += round.bytes.count
                 return state.journalSize >= options.compactionThreshold
             }
@@ -329,6 +344,7 @@ public final class FileStorage: Storage {
         var journalGeneration: UInt64?
         var journalLength: Int
         var validLength: Int
+        var duplicateTerminals: Int
     }
 
     /// Reads the snapshot and the journal and folds them; the files are not changed.
@@ -378,7 +394,8 @@ public final class FileStorage: Storage {
             snapshotGeneration: snapshotGeneration,
             journalGeneration: journalGeneration,
             journalLength: journalLength,
-            validLength: validLength
+            validLength: validLength,
+            duplicateTerminals: builder.duplicateTerminals
         )
     }
 
@@ -488,6 +505,7 @@ extension FileStorage {
         var waiters: [Waiter] = []
         var failure: RelayError?
         var lastSync: ContinuousClock.Instant?
+        var syncs = 0
         var report: RecoveryReport?
 
         /// The open descriptors of a released store, for the one who closes them.

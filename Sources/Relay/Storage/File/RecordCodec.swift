@@ -6,7 +6,14 @@ import Foundation
 /// compact, field-by-field encoding is several times faster to write and read than JSON.
 enum RecordCodec {
     private enum Tag: UInt8 {
-        case commit = 1, started, retryScheduled, interrupted, finished, held, sequenceConfigured, suspensionChanged
+        case commit = 1
+        case started
+        case retryScheduled
+        case interrupted
+        case finished
+        case held
+        case sequenceConfigured
+        case suspensionChanged
     }
 
     // MARK: - Records

@@ -1,0 +1,64 @@
+import Foundation
+import Relay
+
+// The process the crash tests kill.
+//
+//   RelayCrashWorker run <folder> <seed>   enqueues commits forever on a file store, printing "ack <ids>" once each
+//                                          enqueue returns, while the operations run
+//   RelayCrashWorker hold <folder>         opens the store, prints "holding", and keeps it open until stdin closes
+
+/// A little work per operation, so that kills land while operations run.
+struct YieldingWork: CallExecutor {
+    func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        for _ in 0..<Int(operation.payload.first ?? 1) { await Task.yield() }
+        return .completed(operation.payload)
+    }
+}
+
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Writes a whole line at once, unbuffered, so that the parent reads it before a kill.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: RelayCrashWorker run <folder> <seed> | hold <folder>\n".utf8))
+    exit(64)
+}
+let folder = URL(fileURLWithPath: arguments[2])
+
+switch arguments[1] {
+case "hold":
+    let point = try await DataPoint(storage: .file(at: folder))
+    say("holding")
+    while readLine() != nil {}
+    await point.shutdown()
+default:
+    var random = SplitMix64(state: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
+    try await DataPoint.with(storage: .file(at: folder)) { point in
+        point.register(YieldingWork(), for: "work")
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+        while true {
+            var commit: [CallOperation] = []
+            for index in 0..<(1 + Int(random.next() % 16)) {
+                let dependencies: Set<UUID> =
+                    index > 0 && random.next() % 3 == 0 ? [commit[Int(random.next() % UInt64(index))].id] : []
+                let payload = Data([UInt8(1 + random.next() % 40)])
+                commit.append(CallOperation(kind: "work", dependencies: dependencies, payload: payload))
+            }
+            _ = try await point.enqueue(commit)
+            say("ack " + commit.map(\.id.uuidString).joined(separator: " "))
+        }
+    }
+}

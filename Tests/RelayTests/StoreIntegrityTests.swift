@@ -1,0 +1,103 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+@Suite("S17 store integrity", .timeLimit(.minutes(2)))
+struct StoreIntegrityTests {
+    /// A folder whose journal holds a few records after a simulated crash; returns where its last record starts.
+    private func journalAfterCrash(in folder: TemporaryFolder) async throws -> (bytes: Data, lastRecord: Int) {
+        let point = try await DataPoint(storage: .file(at: folder.url))
+        point.registerBasics()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            for index in 0..<3 {
+                let handle = try await point.enqueue(CallOperation(kind: .echo, payload: Data("record \(index)".utf8)))
+                _ = try await handle.outcome
+            }
+            await point.simulateCrash()
+            try await group.waitForAll()
+        }
+        let bytes = try Data(contentsOf: folder.journal)
+        var offset = 16
+        var last = offset
+        while offset < bytes.count {
+            last = offset
+            let length = bytes[offset..<offset + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            offset += 12 + length
+        }
+        #expect(offset == bytes.count)
+        return (bytes, last)
+    }
+
+    @Test("S17: a journal torn at every byte offset of its last record is truncated there and reported")
+    func tornTail() async throws {
+        try await withTemporaryFolder { source in
+            let (bytes, lastRecord) = try await journalAfterCrash(in: source)
+            let intact = try FileStorage.inspect(at: source.url).state.operations.count
+            for cut in lastRecord..<bytes.count {
+                try await withTemporaryFolder { folder in
+                    try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+                    try bytes.prefix(cut).write(to: folder.journal)
+                    let storage = FileStorage(at: folder.url)
+                    let state = try await storage.open()
+                    let report = try #require(storage.recoveryReport)
+                    if cut == lastRecord {
+                        #expect(report.tornTailOffset == nil)
+                    } else {
+                        #expect(report.tornTailOffset == lastRecord, "cut at \(cut)")
+                        #expect(report.truncatedBytes == cut - lastRecord)
+                    }
+                    #expect(state.operations.count == intact)
+                    let truncated = try FileManager.default.attributesOfItem(atPath: folder.journal.path)[.size] as? Int
+                    #expect(truncated == lastRecord)
+                    try await storage.close()
+                }
+            }
+        }
+    }
+
+    @Test(
+        "S17: a flipped bit in the middle of the journal is corruptStore with its offset, and the files are unchanged")
+    func corruptionInTheMiddle() async throws {
+        try await withTemporaryFolder { folder in
+            var (bytes, _) = try await journalAfterCrash(in: folder)
+            bytes[16 + 12 + 3] ^= 0x10
+            try bytes.write(to: folder.journal)
+            let error = await #expect(throws: RelayError.self) {
+                _ = try await DataPoint(storage: .file(at: folder.url))
+            }
+            #expect(error?.code == .corruptStore)
+            #expect(error?.offset == 16)
+            #expect(try Data(contentsOf: folder.journal) == bytes)
+        }
+    }
+
+    @Test("S17: a store written by a newer format version is a clear error")
+    func newerVersion() async throws {
+        try await withTemporaryFolder { folder in
+            var (bytes, _) = try await journalAfterCrash(in: folder)
+            bytes[4] = 99
+            try bytes.write(to: folder.journal)
+            let error = await #expect(throws: RelayError.self) {
+                _ = try await DataPoint(storage: .file(at: folder.url))
+            }
+            #expect(error?.code == .unsupportedFormat)
+            #expect(error?.message.contains("99") == true)
+        }
+    }
+
+    @Test("S17: a second DataPoint on a folder that is open is refused, and admitted once the first closes")
+    func secondOpenInProcess() async throws {
+        try await withTemporaryFolder { folder in
+            let first = try await DataPoint(storage: .file(at: folder.url))
+            let error = await #expect(throws: RelayError.self) {
+                _ = try await DataPoint(storage: .file(at: folder.url))
+            }
+            #expect(error?.code == .storeLocked)
+            await first.shutdown()
+            let second = try await DataPoint(storage: .file(at: folder.url))
+            await second.shutdown()
+        }
+    }
+}
