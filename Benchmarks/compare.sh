@@ -63,6 +63,17 @@ p3=$(rate "P3 Relay bunch 1 n=100000")
 p3_group=$(rate "P3 TaskGroup width 1 n=100000")
 goal P3 "$p3/s" TaskGroup1 "$p3_group/s" "$(ratio "$p3" 200000)" "relay>=200000/s" "r >= 1"
 
+p4=$(rate "P4 Relay file store group commit n=20000")
+p4_sync=$(rate "P4 one fsync per operation n=2000")
+goal P4 "$p4/s" one-fsync-per-op "$p4_sync/s" "$(ratio "$p4" "$p4_sync")" "relay>=50000/s" "v + 0 >= 50000"
+
+# With a scaling factor of one million, the medians read per operation: the reopen took a million times as long.
+p5_seconds=$(median "P5 Relay reopen n=1000000" wallClock)
+[ "$p5_seconds" = "missing" ] || p5_seconds=$(awk -v s="$p5_seconds" 'BEGIN { printf "%.2f\n", s * 1e6 }')
+p5_bytes=$(median "P5 Relay reopen n=1000000" memoryLeakedBytes)
+goal P5 "${p5_seconds}s" limit "3s" "$(ratio "$p5_seconds" 3)" "reopen<=3s" "r <= 1"
+goal P5 "${p5_bytes}B/op" limit "512B/op" "$(ratio "$p5_bytes" 512)" "memory<=512B/op" "r <= 1"
+
 p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")
 goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000000/s" "r >= 1"

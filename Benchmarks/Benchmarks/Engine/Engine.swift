@@ -114,6 +114,50 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // P4: durable operations from enqueue to complete under group commit, against one fsync per operation.
+    do {
+        let count = 20_000
+        Benchmark("P4 Relay file store group commit n=\(count)", configuration: configuration(iterations: 10)) {
+            benchmark in
+            let folder = temporaryStoreFolder("p4")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await DataPoint.with(storage: .file(at: folder), configuration: benchmarkConfiguration) { point in
+                point.register(NoWorkExecutor(), for: noop)
+                try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 64))
+                let operations = independentOperations(count)
+                benchmark.startMeasurement()
+                try await enqueueAndAwait(operations, on: point)
+                benchmark.stopMeasurement()
+            }
+        }
+        let syncs = 2_000
+        Benchmark("P4 one fsync per operation n=\(syncs)", configuration: configuration(iterations: 10)) { _ in
+            let folder = temporaryStoreFolder("p4-baseline")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try oneSyncPerOperation(syncs, in: folder)
+        }
+    }
+
+    // P5: reopening a store that holds a million pending operations: time, and memory kept per operation. With a
+    // scaling factor of one million, the net unfreed bytes read per operation.
+    Benchmark(
+        "P5 Relay reopen n=1000000",
+        configuration: .init(
+            metrics: [.wallClock, .memoryLeakedBytes],
+            warmupIterations: 1,
+            scalingFactor: .mega,
+            maxDuration: .seconds(120),
+            maxIterations: 5
+        )
+    ) { benchmark in
+        let folder = try await storeWithPendingOperations(1_000_000)
+        benchmark.startMeasurement()
+        let point = try await DataPoint(storage: .file(at: folder), configuration: benchmarkConfiguration)
+        benchmark.stopMeasurement()
+        precondition(point.recoveryReport?.operationsRecovered == 1_000_000, "the store lost operations")
+        await point.shutdown()
+    }
+
     // A DAG: one root, 10,000 children, one sink.
     do {
         let children = 10_000

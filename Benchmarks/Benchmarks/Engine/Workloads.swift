@@ -201,3 +201,44 @@ func asyncStreamBaseline(_ count: Int) async {
         precondition(received == count)
     }
 }
+
+/// A fresh folder for a file store, removed by the caller.
+func temporaryStoreFolder(_ name: String) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("relay-benchmark-\(name)-\(UUID().uuidString)")
+}
+
+/// P4's baseline: each operation's record written and synced on its own, on the same disk as the store.
+func oneSyncPerOperation(_ count: Int, in folder: URL) throws {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let path = folder.appendingPathComponent("journal").path
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    let record = Data(repeating: 0x2A, count: 128)
+    for _ in 0..<count {
+        try handle.write(contentsOf: record)
+        try handle.synchronize()
+    }
+}
+
+/// A folder holding `count` pending operations, built once per run and reused by every reopen.
+func storeWithPendingOperations(_ count: Int) async throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relay-benchmark-pending-\(count)")
+    if FileManager.default.fileExists(atPath: folder.appendingPathComponent("snapshot").path) { return folder }
+    try? FileManager.default.removeItem(at: folder)
+    let point = try await DataPoint(
+        storage: .file(at: folder, options: FileStorage.Options(fsync: .never)),
+        configuration: benchmarkConfiguration
+    )
+    point.register(NoWorkExecutor(), for: noop)
+    try await point.suspend()
+    var enqueued = 0
+    while enqueued < count {
+        let batch = min(10_000, count - enqueued)
+        _ = try await point.enqueue(independentOperations(batch))
+        enqueued += batch
+    }
+    // Shutting down folds the journal into a snapshot, which is what a reopen reads.
+    await point.shutdown()
+    return folder
+}

@@ -11,6 +11,7 @@ struct StoredStateBuilder {
     private var sequenceIndex: [CallSequence.Name: Int] = [:]
     private var operations: [StoredOperation]
     private var operationIndex: [UUID: Int] = [:]
+    private var indexed = false
     private(set) var duplicateTerminals = 0
     /// Operations whose last recorded attempt started and never ended.
     private var running: Set<UUID> = []
@@ -23,8 +24,15 @@ struct StoredStateBuilder {
         sequences = state.sequences
         operations = state.operations
         for (index, sequence) in sequences.enumerated() { sequenceIndex[sequence.name] = index }
+    }
+
+    /// Indexes the snapshot's operations on the first record that needs it, so that reopening a store with an empty
+    /// journal never builds the index.
+    private mutating func indexOperations() {
+        guard !indexed else { return }
+        indexed = true
         operationIndex.reserveCapacity(operations.count)
-        for (index, entry) in state.operations.enumerated() { operationIndex[entry.operation.id] = index }
+        for (index, entry) in operations.enumerated() { operationIndex[entry.operation.id] = index }
     }
 
     /// Operations that were running when the records end.
@@ -32,6 +40,7 @@ struct StoredStateBuilder {
 
     mutating func apply(_ record: StorageRecord) {
         if let date = record.date { latestDate = max(latestDate ?? date, date) }
+        indexOperations()
         switch record {
         case .commit(let snapshot, let committed, let date):
             lastSnapshot = max(lastSnapshot, snapshot)
