@@ -15,7 +15,11 @@ let package = Package(
         .target(name: "RelayTesting", dependencies: ["Relay"]),
         .executableTarget(name: "RelayDemo", dependencies: ["Relay"], path: "Sources/relay-demo"),
         // The process that the crash tests start and kill with SIGKILL.
-        .executableTarget(name: "RelayCrashWorker", dependencies: ["Relay"], path: "Tests/RelayCrashWorker"),
+        .executableTarget(
+            name: "RelayCrashWorker",
+            dependencies: ["Relay", "RelayTesting"],
+            path: "Tests/RelayCrashWorker"
+        ),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "RelayTesting", "RelayCrashWorker"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import Relay
+import RelayTesting
 
 // The process the crash tests kill.
 //
@@ -12,17 +13,6 @@ struct YieldingWork: CallExecutor {
     func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
         for _ in 0..<Int(operation.payload.first ?? 1) { await Task.yield() }
         return .completed(operation.payload)
-    }
-}
-
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -45,7 +35,7 @@ case "hold":
     while readLine() != nil {}
     await point.shutdown()
 default:
-    var random = SplitMix64(state: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
+    var random = SplitMix64(seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     try await DataPoint.with(storage: .file(at: folder)) { point in
         point.register(YieldingWork(), for: "work")
         try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))

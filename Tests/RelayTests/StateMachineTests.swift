@@ -1,4 +1,5 @@
 import Foundation
+import RelayTesting
 import Testing
 
 @testable import Relay
