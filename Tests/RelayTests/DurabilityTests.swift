@@ -140,6 +140,37 @@ struct DurabilityTests {
         }
     }
 
+    @Test(
+        "S16: every fsync policy acknowledges only what it has written, and what it acknowledged survives a crash",
+        arguments: [FileStorage.FsyncPolicy.always, .interval(.seconds(3600)), .never]
+    )
+    func fsyncPolicies(policy: FileStorage.FsyncPolicy) async throws {
+        try await withTemporaryFolder { folder in
+            let storage = FileStorage(at: folder.url, options: FileStorage.Options(fsync: policy))
+            let operations = (0..<200).map { _ in CallOperation(kind: .noop) }
+            let point = try await DataPoint(storage: storage)
+            point.registerBasics()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await point.run() }
+                for handle in try await point.enqueue(operations) { _ = try await handle.outcome }
+                await point.simulateCrash()
+                try await group.waitForAll()
+            }
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            for operation in operations {
+                #expect(reopened.status(of: operation.id)?.state == .finished(.completed(Data())))
+            }
+            let expected: ClosedRange<Int> =
+                switch policy {
+                case .always: 1...Int.max
+                case .interval: 1...1
+                case .never: 0...0
+                }
+            #expect(expected.contains(storage.syncCount), "\(storage.syncCount) syncs")
+            await reopened.shutdown()
+        }
+    }
+
     @Test("S16: the folder is created 0700 and its files 0600")
     func permissions() async throws {
         try await withTemporaryFolder { folder in

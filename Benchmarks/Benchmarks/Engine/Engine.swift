@@ -11,6 +11,16 @@ let benchmarks: @Sendable () -> Void = {
     func configuration(iterations: Int, metrics: [BenchmarkMetric] = timing) -> Benchmark.Configuration {
         .init(metrics: metrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: iterations)
     }
+    // A million pending operations per iteration: with a scaling factor of one million, metrics read per operation.
+    func perMillionOperations(warmup: Int, seconds: Int64, iterations: Int) -> Benchmark.Configuration {
+        .init(
+            metrics: [.wallClock, .memoryLeakedBytes],
+            warmupIterations: warmup,
+            scalingFactor: .mega,
+            maxDuration: .seconds(seconds),
+            maxIterations: iterations
+        )
+    }
 
     // P1: throughput at bunch 64 (and 5) against a raw task group and OperationQueue of the same width.
     for width in [64, 5] {
@@ -142,13 +152,7 @@ let benchmarks: @Sendable () -> Void = {
     // scaling factor of one million, the net unfreed bytes read per operation.
     Benchmark(
         "P5 Relay reopen n=1000000",
-        configuration: .init(
-            metrics: [.wallClock, .memoryLeakedBytes],
-            warmupIterations: 1,
-            scalingFactor: .mega,
-            maxDuration: .seconds(120),
-            maxIterations: 5
-        )
+        configuration: perMillionOperations(warmup: 1, seconds: 120, iterations: 5)
     ) { benchmark in
         let folder = try await storeWithPendingOperations(1_000_000)
         benchmark.startMeasurement()
@@ -211,13 +215,7 @@ let benchmarks: @Sendable () -> Void = {
     // factor of one million, the net unfreed bytes read per operation.
     Benchmark(
         "Memory Relay bytes per pending operation n=1000000",
-        configuration: .init(
-            metrics: [.memoryLeakedBytes, .wallClock],
-            warmupIterations: 0,
-            scalingFactor: .mega,
-            maxDuration: .seconds(60),
-            maxIterations: 3
-        )
+        configuration: perMillionOperations(warmup: 0, seconds: 60, iterations: 3)
     ) { benchmark in
         let point = try await DataPoint(storage: .volatile, configuration: benchmarkConfiguration)
         point.register(NoWorkExecutor(), for: noop)

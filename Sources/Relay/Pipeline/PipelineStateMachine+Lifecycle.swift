@@ -5,7 +5,8 @@ extension PipelineStateMachine {
         switch lifecycle {
         case .idle:
             lifecycle = .running
-            if let report = recovery.take() { publish(.recovered(report), operation: nil, sequence: nil, now: now) }
+            // A DataPoint leaves `.idle` once, so the report is published once.
+            if let report = recoveryReport { publish(.recovered(report), operation: nil, sequence: nil, now: now) }
             dispatchAll()
             if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
         case .running, .stopping:
@@ -104,7 +105,6 @@ extension PipelineStateMachine {
     /// A dependency the store no longer holds finished long ago and was evicted, so it counts as satisfied.
     mutating func restore(_ stored: StoredState, clock: ClockSource, now: Int64) {
         lastSnapshot = stored.lastSnapshot
-        recovery = stored.recovery
         recoveryReport = stored.recovery
         suspensionCount = max(0, stored.suspensionCount)
         for sequence in stored.sequences {

@@ -76,9 +76,7 @@ struct PipelineStateMachine: Sendable {
     var executorIndex: [CallKind: Int32] = [:]
     var waitingForExecutor: [CallKind: [Int32]] = [:]
     var lastSnapshot: UInt64 = 0
-    /// The store's recovery report, until the start publishes it as an event.
-    var recovery: RecoveryReport?
-    /// The store's recovery report, kept for ``DataPoint/recoveryReport``.
+    /// The store's recovery report, for ``DataPoint/recoveryReport`` and the event the start publishes.
     var recoveryReport: RecoveryReport?
     var nextOrder: UInt64 = 1
     var lifecycle = Lifecycle.idle

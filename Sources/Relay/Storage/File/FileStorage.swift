@@ -108,7 +108,7 @@ public final class FileStorage: Storage {
     public func append(_ records: [StorageRecord]) -> StorageTicket {
         state.withLock { state in
             guard state.phase == .open else { return StorageTicket(position: state.appended) }
-            for record in records { StoreFormat.appendFrame(record, to: &state.pending, scratch: &state.scratch) }
+            for record in records { StoreFormat.appendFrame(record, to: &state.pending) }
             state.appended += UInt64(records.count)
             return StorageTicket(position: state.appended)
         }
@@ -498,7 +498,6 @@ extension FileStorage {
         var generation: UInt64 = 0
         var journalSize = 0
         var pending = ByteWriter()
-        var scratch = ByteWriter()
         var appended: UInt64 = 0
         var durable: UInt64 = 0
         var flushing = false

@@ -26,14 +26,21 @@ enum StoreFormat {
     }
 
     /// Appends one framed record.
-    static func appendFrame(_ record: StorageRecord, to writer: inout ByteWriter, scratch: inout ByteWriter) {
-        scratch.bytes.removeAll(keepingCapacity: true)
-        RecordCodec.encode(record, into: &scratch)
-        let length = UInt32(scratch.bytes.count)
-        writer.fixed32(length)
-        writer.fixed32(~length)
-        writer.fixed32(scratch.bytes.withUnsafeBytes(CRC32.checksum))
-        writer.bytes.append(contentsOf: scratch.bytes)
+    ///
+    /// The payload is encoded in place after a reserved frame header, which is filled in afterwards: appends run
+    /// under the pipeline's lock, so they copy nothing twice.
+    static func appendFrame(_ record: StorageRecord, to writer: inout ByteWriter) {
+        let start = writer.bytes.count
+        writer.bytes.append(contentsOf: repeatElement(0, count: frameHeaderSize))
+        RecordCodec.encode(record, into: &writer)
+        let payloadStart = start + frameHeaderSize
+        let length = UInt32(writer.bytes.count - payloadStart)
+        writer.bytes.withUnsafeMutableBytes { bytes in
+            let checksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[payloadStart...]))
+            bytes.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self)
+            bytes.storeBytes(of: (~length).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            bytes.storeBytes(of: checksum.littleEndian, toByteOffset: start + 8, as: UInt32.self)
+        }
     }
 
     static func snapshot(_ state: StoredState, generation: UInt64) -> [UInt8] {
