@@ -26,7 +26,8 @@ struct CrashRecoveryTests {
             let acknowledged = lines.filter { $0.hasPrefix("ack ") }.flatMap {
                 $0.dropFirst(4).split(separator: " ").compactMap { UUID(uuidString: String($0)) }
             }
-            #expect(lines.count == commitsBeforeKill, "the worker stopped early")
+            // One read may bring several lines, so more than asked for is fine; fewer means the worker died by itself.
+            #expect(lines.count >= commitsBeforeKill, "the worker stopped early")
 
             let inspected = try FileStorage.inspect(at: folder.url)
             #expect(inspected.duplicateTerminals == 0, "a terminal state was recorded twice")
