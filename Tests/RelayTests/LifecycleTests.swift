@@ -109,4 +109,26 @@ struct LifecycleTests {
             try await group.waitForAll()
         }
     }
+
+    @Test("S15: a DataPoint dropped without a shutdown frees its sequences and operations and releases its store")
+    func droppedDataPointReleasesEverything() async throws {
+        try await withTemporaryFolder { folder in
+            weak var droppedSequence: CallSequence?
+            let operation = CallOperation(kind: .echo, sequenceName: "reports")
+            do {
+                let point = try await DataPoint(storage: .file(at: folder.url))
+                point.registerBasics()
+                let sequence = try CallSequence(name: "reports", bunchSize: 2)
+                droppedSequence = sequence
+                try await point.upsertCallSequence(sequence)
+                try await point.enqueue(operation)
+            }
+            #expect(droppedSequence == nil, "the sequence outlived its DataPoint")
+            // The folder's lock goes with the store, so the same process can open the folder again.
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            let state = try #require(reopened.status(of: operation.id)).state
+            #expect(state == .pending(.sequenceNotRegistered("reports")))
+            await reopened.shutdown()
+        }
+    }
 }

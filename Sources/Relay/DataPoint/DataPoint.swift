@@ -52,6 +52,12 @@ public actor DataPoint {
         }
     }
 
+    // Lanes hold their sequences and sequences hold the pipeline; letting go of the sequences here breaks that
+    // cycle, so that a DataPoint that is dropped frees its operations and, with them, its store and the store's lock.
+    deinit {
+        core.releaseSequences()
+    }
+
     /// Opens a DataPoint, runs it while `body` runs, then shuts it down gracefully.
     ///
     /// The DataPoint is running when `body` starts, so `execute` works at once.

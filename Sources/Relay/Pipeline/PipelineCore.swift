@@ -136,6 +136,13 @@ final class PipelineCore: Sendable {
         try await command { machine, _ in machine.adoptLane(name, sequence: sequence) }
     }
 
+    /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
+    func releaseSequences() {
+        state.withLock { machine in
+            for lane in machine.lanes.indices { machine.lanes[lane].sequence = nil }
+        }
+    }
+
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
         try await command { (machine, now) throws(RelayError) in try machine.setBunchSize(size, lane: name, now: now) }
     }

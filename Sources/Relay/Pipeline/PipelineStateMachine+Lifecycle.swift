@@ -115,8 +115,12 @@ extension PipelineStateMachine {
         }
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
+        index.reserve(stored.operations.count)
         for entry in stored.operations {
-            guard lookup(entry.operation.id) == nil else { continue }
+            let id = entry.operation.id
+            // One probe per operation: a million random ids are a million cache misses, so never probe twice.
+            guard case .vacant(let bucket, let idHash) = index.probe(id, holds: { slots[Int($0)].record.id == id })
+            else { continue }
             let lane = placeholderLane(entry.operation.sequenceName)
             var slot = OperationSlot(
                 record: OperationRecord(operation: entry.operation),
@@ -140,7 +144,7 @@ extension PipelineStateMachine {
             }
             let number = allocateSlot(slot)
             if let result = entry.result { settle(slot.record, .success(result)) }
-            indexOperation(entry.operation.id, slot: number)
+            index.insert(number, hash: idHash, at: bucket)
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)
         }

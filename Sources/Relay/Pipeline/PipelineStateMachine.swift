@@ -116,14 +116,6 @@ struct PipelineStateMachine: Sendable {
         return nil
     }
 
-    /// Indexes a new operation's slot.
-    mutating func indexOperation(_ id: UUID, slot: Int32) {
-        index.reserve(1)
-        if case .vacant(let bucket, let hash) = index.probe(id, holds: { slots[Int($0)].record.operation.id == id }) {
-            index.insert(slot, hash: hash, at: bucket)
-        }
-    }
-
     /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
     /// happens, so only the waiters wait for the lock to be released), or else after the transition is durable.
     mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {

@@ -95,16 +95,15 @@ struct StoredStateBuilder {
     }
 
     /// The folded state; finished operations that finished before `cutoff` are forgotten.
-    func build(forgettingFinishedBefore cutoff: Date? = nil) -> StoredState {
-        var kept: [StoredOperation] = []
-        kept.reserveCapacity(operations.count)
-        for entry in operations {
-            if let cutoff, let finishedAt = entry.finishedAt, finishedAt < cutoff { continue }
-            kept.append(entry)
+    ///
+    /// Consuming, so that a million operations move into the state instead of being copied.
+    consuming func build(forgettingFinishedBefore cutoff: Date? = nil) -> StoredState {
+        if let cutoff {
+            operations.removeAll { entry in entry.finishedAt.map { $0 < cutoff } ?? false }
         }
         return StoredState(
             lastSnapshot: lastSnapshot,
-            operations: kept,
+            operations: operations,
             sequences: sequences,
             suspensionCount: suspensionCount
         )

@@ -140,13 +140,15 @@ public final class FileStorage: Storage {
         }
     }
 
-    /// Writes what remains, folds the journal into a new snapshot, and releases the folder.
+    /// Writes what remains, folds the journal into a new snapshot when it holds records, and releases the folder.
     ///
     /// - Throws: ``RelayError`` when the final write or compaction fails; the folder is released either way.
     public func close() async throws {
         defer { release(failure: RelayError(.storageFailure, "the store at \(paths.folder) is closed")) }
         guard state.withLock({ $0.phase == .open }) else { return }
         try await waitUntilDurable(StorageTicket(position: state.withLock { $0.appended }))
+        // A journal with no records adds nothing to the snapshot, and rewriting a large one only makes closing slow.
+        guard state.withLock({ $0.journalSize > StoreFormat.headerSize }) else { return }
         try await lead { try await self.compact() }
     }
 
@@ -385,9 +387,10 @@ public final class FileStorage: Storage {
             }
         }
         let cutoff = builder.latestDate.map { $0.addingTimeInterval(-retention.relaySeconds) }
+        report.interruptedOperations = builder.interruptedCount
+        let duplicateTerminals = builder.duplicateTerminals
         var state = builder.build(forgettingFinishedBefore: cutoff)
         report.operationsRecovered = state.operations.count
-        report.interruptedOperations = builder.interruptedCount
         state.recovery = report
         return Folded(
             state: state,
@@ -395,7 +398,7 @@ public final class FileStorage: Storage {
             journalGeneration: journalGeneration,
             journalLength: journalLength,
             validLength: validLength,
-            duplicateTerminals: builder.duplicateTerminals
+            duplicateTerminals: duplicateTerminals
         )
     }
 
