@@ -171,6 +171,36 @@ struct DurabilityTests {
         }
     }
 
+    @Test("S16: under the interval policy a write syncs once the last sync is an interval old on the injected clock")
+    func intervalPolicyFollowsTheClock() async throws {
+        try await withTemporaryFolder { folder in
+            let clock = ManualClock()
+            let storage = FileStorage(
+                at: folder.url, options: FileStorage.Options(fsync: .interval(.seconds(10))), clock: clock)
+            let point = try await DataPoint(storage: storage, clock: clock)
+            point.registerBasics()
+            try await point.suspend()
+            let synced = storage.syncCount
+            var operations: [CallOperation] = []
+            func enqueue(after elapsed: Duration) async throws -> Int {
+                clock.advance(by: elapsed)
+                let operation = CallOperation(kind: .noop)
+                operations.append(operation)
+                try await point.enqueue(operation)
+                return storage.syncCount - synced
+            }
+            #expect(try await enqueue(after: .zero) == 0)
+            #expect(try await enqueue(after: .seconds(9)) == 0)
+            #expect(try await enqueue(after: .seconds(1)) == 1)
+            #expect(try await enqueue(after: .seconds(5)) == 1)
+            await point.shutdown()
+
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            for operation in operations { #expect(reopened.status(of: operation.id) != nil) }
+            await reopened.shutdown()
+        }
+    }
+
     @Test("S16: the folder is created 0700 and its files 0600")
     func permissions() async throws {
         try await withTemporaryFolder { folder in

@@ -4,8 +4,9 @@ extension FileStorage {
         /// Group commit, the default: nothing is acknowledged before it is synced, and transitions that arrive while
         /// a sync is in flight share the next one. Survives process crashes and power loss.
         case always
-        /// Writes before acknowledging, and syncs at most once per interval. Survives process crashes; a power loss
-        /// may lose up to one interval of acknowledged transitions.
+        /// Writes before acknowledging, and syncs a write that comes at least one interval after the last sync,
+        /// and on close. Survives process crashes; a power loss may lose what was acknowledged since the last sync.
+        /// The interval is measured on the store's clock.
         case interval(Duration)
         /// Writes before acknowledging and never syncs. Survives process crashes only.
         ///

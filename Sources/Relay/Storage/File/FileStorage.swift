@@ -34,6 +34,7 @@ public final class FileStorage: Storage {
     // Blocking file I/O runs here, off the cooperative thread pool.
     private let io = DispatchQueue(label: "Relay.FileStorage")
     private let paths: Paths
+    private let clock: ClockSource
 
     /// The folder `.relay` in the current directory: where a ``DataPoint`` keeps its state unless told otherwise.
     public static var defaultFolder: URL {
@@ -45,9 +46,11 @@ public final class FileStorage: Storage {
     /// - Parameters:
     ///   - folder: The folder; it is created with mode 0700 if missing.
     ///   - options: The fsync policy, retention and compaction threshold.
-    public init(at folder: URL, options: Options = Options()) {
+    ///   - clock: The clock that paces ``FsyncPolicy/interval(_:)``; pass the DataPoint's, so that tests drive both.
+    public init(at folder: URL, options: Options = Options(), clock: some Clock<Duration> = ContinuousClock()) {
         self.folder = folder
         self.options = options
+        self.clock = ClockSource(clock)
         paths = Paths(folder: folder.path)
     }
 
@@ -251,8 +254,8 @@ public final class FileStorage: Storage {
         case .never:
             return false
         case .interval(let interval):
-            let now = ContinuousClock.now
-            guard let last = state.lastSync, now - last < interval else {
+            let now = clock.now
+            guard let last = state.lastSync, now - last < interval.relayNanoseconds else {
                 state.lastSync = now
                 return true
             }
@@ -506,7 +509,7 @@ extension FileStorage {
         var flushing = false
         var waiters: [Waiter] = []
         var failure: RelayError?
-        var lastSync: ContinuousClock.Instant?
+        var lastSync: Int64?
         var syncs = 0
         var report: RecoveryReport?
 
@@ -528,8 +531,13 @@ extension Storage where Self == FileStorage {
     /// - Parameters:
     ///   - folder: The folder; created with mode 0700 if missing.
     ///   - options: The fsync policy, retention and compaction threshold.
+    ///   - clock: The clock that paces ``FileStorage/FsyncPolicy/interval(_:)``.
     /// - Returns: The store, opened when a DataPoint opens it.
-    public static func file(at folder: URL, options: FileStorage.Options = FileStorage.Options()) -> FileStorage {
-        FileStorage(at: folder, options: options)
+    public static func file(
+        at folder: URL,
+        options: FileStorage.Options = FileStorage.Options(),
+        clock: some Clock<Duration> = ContinuousClock()
+    ) -> FileStorage {
+        FileStorage(at: folder, options: options, clock: clock)
     }
 }
