@@ -43,6 +43,7 @@ public actor DataPoint {
         self.core = core
         self.configuration = configuration
         pipeline = Pipeline(core: core)
+        core.register(HTTPExecutor(clock: clock), for: .http)
         let stored = try await storage.open()
         try await core.restore(stored)
         for name in [CallSequence.Name.data, .downloads, .uploads] {

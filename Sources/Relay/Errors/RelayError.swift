@@ -38,6 +38,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case corruptStore
             case unsupportedFormat
             case storeLocked
+            case invalidURL
+            case secretInCall
+            case responseDecoding
         }
 
         private let value: Value
@@ -74,7 +77,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationCancelled = Code(.operationCancelled)
         /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
         public static let operationSkipped = Code(.operationSkipped)
-        /// ``DataPoint/execute(_:)`` was called while the DataPoint is not running, which would wait forever.
+        /// ``DataPoint/execute(_:)-(CallOperation)`` was called while the DataPoint is not running, which would wait forever.
         public static let notRunning = Code(.notRunning)
         /// ``DataPoint/run()`` was called while the DataPoint is already running.
         public static let alreadyRunning = Code(.alreadyRunning)
@@ -90,6 +93,12 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedFormat = Code(.unsupportedFormat)
         /// Another DataPoint, in this process or another, holds the store's folder.
         public static let storeLocked = Code(.storeLocked)
+        /// An HTTP call's URL is not an absolute `http` or `https` URL with a host.
+        public static let invalidURL = Code(.invalidURL)
+        /// An HTTP call carries a credential header, which would be stored; supply it with a ``RequestAuthorizer``.
+        public static let secretInCall = Code(.secretInCall)
+        /// A response body does not decode as the requested type, or a stored response is damaged.
+        public static let responseDecoding = Code(.responseDecoding)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

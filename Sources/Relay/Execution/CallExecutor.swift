@@ -24,6 +24,24 @@ public protocol CallExecutor: Sendable {
     /// - Returns: The attempt's outcome.
     /// - Throws: Any error; it counts as a failed attempt and is retried under the operation's retry policy.
     func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome
+
+    /// Whether the destination of an operation that came back ``CallOutcome/offline(reason:)`` answers again.
+    ///
+    /// While a sequence is offline, one of its workers calls this with backoff on the DataPoint's clock, from a
+    /// quarter of a second up to 30 seconds apart, and resumes the sequence on the first `true`. The default returns
+    /// `true`, so the operation itself is the probe.
+    ///
+    /// - Parameter operation: The operation that found its destination unreachable.
+    /// - Returns: Whether to resume the sequence.
+    func probe(_ operation: CallOperation) async -> Bool
+}
+
+extension CallExecutor {
+    /// Returns `true`: the operation itself is the probe.
+    ///
+    /// - Parameter operation: The operation that found its destination unreachable.
+    /// - Returns: `true`.
+    public func probe(_ operation: CallOperation) async -> Bool { true }
 }
 
 /// An executor made from a closure.

@@ -13,6 +13,11 @@ public enum CallOutcome: Sendable, Hashable {
     case retry(after: Duration? = nil, reason: String)
     /// The operation failed for good; no further attempt is made.
     case failed(reason: String)
+    /// The attempt could not reach its destination: the attempt does not count, the operation goes back to the
+    /// front of its sequence, and the sequence suspends until the executor's ``CallExecutor/probe(_:)`` answers.
+    ///
+    /// Events report the sequence `suspended` and, once a probe succeeds, `resumed`, with the reason.
+    case offline(reason: String)
 }
 
 /// What an executor knows about the attempt it runs.

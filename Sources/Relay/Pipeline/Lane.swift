@@ -20,6 +20,9 @@ struct Lane: Sendable {
 
     var counts = MetricsSnapshot.Counts()
 
+    /// Set while the lane's destination cannot be reached; nothing starts until a probe succeeds.
+    var offline: Offline?
+
     /// With `.commitGraph`: unfinished operations per open commit, the open commits oldest first, and ready
     /// operations of later commits waiting for earlier ones.
     var commitRemaining: [UInt64: Int] = [:]
@@ -50,4 +53,14 @@ struct Lane: Sendable {
         commitRemaining.removeAll()
         openCommits.removeAll()
     }
+}
+
+/// Why a lane is offline, and who probes for its return.
+struct Offline: Sendable {
+    let reason: String
+    let executor: any CallExecutor
+    let operation: CallOperation
+    /// The worker that probes; `nil` until one claims the job.
+    var prober: UInt64?
+    var probing = false
 }

@@ -178,11 +178,32 @@ extension PipelineCore {
             switch step.value {
             case .run(let job):
                 finished = (job.slot, await execute(job))
+            case .probe(let executor, let operation):
+                await probe(executor, operation, lane: lane)
             case .park:
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
                 return
             }
+        }
+    }
+
+    /// Probes with backoff on the clock until the destination answers, then resumes the lane; returns early when the
+    /// worker is cancelled.
+    private func probe(_ executor: any CallExecutor, _ operation: CallOperation, lane: Int32) async {
+        var delay = Duration.milliseconds(250)
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(until: clock.now + delay.relayNanoseconds)
+            } catch {
+                return
+            }
+            if await executor.probe(operation) {
+                let now = clock.now
+                transition { $0.endOffline(lane: lane, now: now) }.effects.perform()
+                return
+            }
+            delay = min(delay * 2, .seconds(30))
         }
     }
 

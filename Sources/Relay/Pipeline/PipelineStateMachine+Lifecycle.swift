@@ -46,6 +46,8 @@ extension PipelineStateMachine {
                 for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
                 lanes[lane].idleWorkers.removeAll()
                 if let spawner = lanes[lane].spawnWaiter.take() { effects.spawnWakes.append((spawner, false)) }
+                // A probing worker sleeps between probes; wake it so that it exits.
+                if let prober = lanes[lane].offline?.prober { signalCancel(prober) }
             }
             if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
             rearmTimer()

@@ -36,6 +36,13 @@ extension PipelineStateMachine {
         guard lifecycle == .running, !cancelled else { return exit(worker) }
         if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker) }
         if lanes[l].workers > lanes[l].bunchSize { return exit(worker) }
+        if var offline = lanes[l].offline {
+            guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
+            offline.prober = worker
+            offline.probing = true
+            lanes[l].offline = offline
+            return .probe(offline.executor, offline.operation)
+        }
         guard suspensionCount == 0, lanes[l].suspensionCount == 0, lanes[l].running < lanes[l].bunchSize else {
             return .park
         }
@@ -108,6 +115,11 @@ extension PipelineStateMachine {
         if claimWake { lanes[l].wakesInFlight -= 1 }
         lanes[l].workers -= 1
         if state.doomed { doomedWorkers -= 1 }
+        if lanes[l].offline?.prober == worker {
+            // Another worker takes over the probing.
+            lanes[l].offline?.prober = nil
+            lanes[l].offline?.probing = false
+        }
         if let waiter = state.cancelWaiter { effects.signals.append(waiter) }
         if lifecycle == .running {
             dispatch(state.lane)
@@ -138,6 +150,8 @@ extension PipelineStateMachine {
             finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: Int(slots[s].attempts))), now: now)
         case .outcome(.retry(let after, let reason)):
             retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
+        case .outcome(.offline(let reason)):
+            goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .interrupted(let reason):
@@ -184,6 +198,36 @@ extension PipelineStateMachine {
             now: now
         )
         reevaluate(slot, now: now)
+    }
+
+    /// The destination could not be reached: the attempt is given back, the operation waits at the front of its
+    /// lane, and the lane stops starting operations until a probe succeeds.
+    private mutating func goOffline(_ slot: Int32, lane l: Int, worker: UInt64, reason: String, now: Int64) {
+        let s = Int(slot)
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        slots[s].attempts -= 1
+        let operation = slots[s].record.operation
+        if recording { records.append(.attemptReturned(operation.id, attempts: Int(slots[s].attempts))) }
+        if lanes[l].offline == nil {
+            lanes[l].offline = Offline(
+                reason: reason, executor: executors[Int(slots[s].executor)], operation: operation, prober: worker)
+            publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
+        }
+        reevaluate(slot, now: now)
+    }
+
+    /// A probe succeeded: the lane starts operations again.
+    mutating func endOffline(lane: Int32, now: Int64) {
+        let l = Int(lane)
+        guard let offline = lanes[l].offline else { return }
+        lanes[l].offline = nil
+        publish(
+            .resumed(reason: "online: the destination answered after \(offline.reason)"),
+            operation: nil, sequence: lanes[l].name, now: now)
+        dispatch(lane)
     }
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.

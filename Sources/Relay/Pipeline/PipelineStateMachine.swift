@@ -26,6 +26,8 @@ struct PipelineStateMachine: Sendable {
 
     enum NextJob: Sendable {
         case run(Job)
+        /// The lane is offline and this worker probes until the destination answers.
+        case probe(any CallExecutor, CallOperation)
         case park
         case exit
     }
@@ -343,7 +345,7 @@ struct PipelineStateMachine: Sendable {
     mutating func dispatch(_ lane: Int32) {
         guard lifecycle == .running, suspensionCount == 0 else { return }
         let l = Int(lane)
-        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0 else { return }
+        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, lanes[l].offline == nil else { return }
         var demand = lanes[l].readyCount - lanes[l].wakesInFlight
         var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
         while demand > 0 && capacity > 0 {
@@ -371,7 +373,7 @@ struct PipelineStateMachine: Sendable {
         let starting = lifecycle == .running && suspensionCount == 0
         return !lanes.contains { lane in
             guard lane.wakesInFlight == 0 else { return true }
-            guard starting, lane.isRegistered, lane.suspensionCount == 0 else { return false }
+            guard starting, lane.isRegistered, lane.suspensionCount == 0, lane.offline == nil else { return false }
             return lane.readyCount > 0 && lane.running < lane.bunchSize
         }
     }

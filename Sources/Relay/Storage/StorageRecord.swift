@@ -12,6 +12,8 @@ public enum StorageRecord: Sendable, Hashable {
     case retryScheduled(UUID, attempt: Int, at: Date)
     /// An attempt was interrupted by shutdown; the operation is pending again with the attempt counted.
     case interrupted(UUID, at: Date)
+    /// The attempt did not count, because the host could not be reached; the operation has `attempts` attempts.
+    case attemptReturned(UUID, attempts: Int)
     /// The operation reached its terminal state.
     case finished(UUID, CallResult, at: Date)
     /// A hold was set, or released when `until` is `nil`.

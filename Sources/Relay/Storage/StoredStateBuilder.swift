@@ -64,6 +64,9 @@ struct StoredStateBuilder {
         case .interrupted(let id, _):
             running.remove(id)
             update(id) { $0.retryAt = nil }
+        case .attemptReturned(let id, let attempts):
+            running.remove(id)
+            update(id) { $0.attempts = attempts }
         case .finished(let id, let result, let date):
             running.remove(id)
             var duplicate = false
@@ -129,7 +132,7 @@ extension StorageRecord {
         switch self {
         case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date):
             date
-        case .retryScheduled, .held, .sequenceConfigured, .suspensionChanged:
+        case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
             nil
         }
     }

@@ -59,8 +59,8 @@ extension LoopbackServer {
         /// A reply that asks the client to come back later.
         ///
         /// - Parameters:
-        ///   - status: 429 or 503, usually.
         ///   - retryAfter: The `Retry-After` value: delta-seconds or an HTTP date.
+        ///   - status: 429 or 503, usually.
         /// - Returns: The reply.
         public static func retryAfter(_ retryAfter: String, status: Int = 503) -> Reply {
             Reply(status: status, headers: ["Retry-After": retryAfter])

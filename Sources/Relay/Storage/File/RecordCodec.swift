@@ -14,6 +14,7 @@ enum RecordCodec {
         case held
         case sequenceConfigured
         case suspensionChanged
+        case attemptReturned
     }
 
     // MARK: - Records
@@ -40,6 +41,10 @@ enum RecordCodec {
             writer.byte(Tag.interrupted.rawValue)
             writer.uuid(id)
             writer.date(date)
+        case .attemptReturned(let id, let attempts):
+            writer.byte(Tag.attemptReturned.rawValue)
+            writer.uuid(id)
+            writer.int(attempts)
         case .finished(let id, let result, let date):
             writer.byte(Tag.finished.rawValue)
             writer.uuid(id)
@@ -79,6 +84,8 @@ enum RecordCodec {
             return .retryScheduled(try reader.uuid(), attempt: try reader.int(), at: try reader.date())
         case .interrupted:
             return .interrupted(try reader.uuid(), at: try reader.date())
+        case .attemptReturned:
+            return .attemptReturned(try reader.uuid(), attempts: try reader.int())
         case .finished:
             return .finished(try reader.uuid(), try decodeResult(from: &reader), at: try reader.date())
         case .held:

@@ -1,0 +1,68 @@
+import Foundation
+
+extension CallKind {
+    /// HTTP calls, run by the ``HTTPExecutor`` that every DataPoint registers.
+    public static let http: CallKind = "http"
+}
+
+extension CallOperation {
+    /// An operation that sends an HTTP call.
+    ///
+    /// ```swift
+    /// let upload = try CallOperation.http(HTTPCall(method: .put, url: target, body: .file(report)))
+    /// try await point.enqueue(upload)  // runs on the uploads sequence
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - call: The call; checked before anything is stored.
+    ///   - id: The operation's identity.
+    ///   - sequenceName: The sequence; by default ``CallSequence/Name/downloads`` for calls with a destination,
+    ///     ``CallSequence/Name/uploads`` for file bodies, and ``CallSequence/Name/data`` otherwise.
+    ///   - dependencies: Operations that must finish first.
+    ///   - priority: A soft hint among ready operations of the same sequence.
+    ///   - retryPolicy: How retryable failures are retried.
+    ///   - idempotencyKey: The key sent as `Idempotency-Key` on unsafe methods; derived from `id` when `nil`.
+    /// - Returns: The operation.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidURL``, ``RelayError/Code/secretInCall`` or
+    ///   ``RelayError/Code/invalidArgument`` when the call is not valid.
+    public static func http(
+        _ call: HTTPCall,
+        id: UUID = UUID(),
+        sequenceName: CallSequence.Name? = nil,
+        dependencies: Set<UUID> = [],
+        priority: Int = 0,
+        retryPolicy: RetryPolicy = .default,
+        idempotencyKey: String? = nil
+    ) throws(RelayError) -> CallOperation {
+        try call.validate()
+        return CallOperation(
+            id: id,
+            kind: .http,
+            sequenceName: sequenceName ?? call.defaultSequence,
+            dependencies: dependencies,
+            priority: priority,
+            payload: call.payload,
+            retryPolicy: retryPolicy,
+            idempotencyKey: idempotencyKey
+        )
+    }
+}
+
+extension HTTPCall {
+    /// The call as an operation's payload: JSON with sorted keys, so the same call always makes the same bytes.
+    var payload: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain values and URLs cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// Reads a call from an operation's payload.
+    init(payload: Data) throws(RelayError) {
+        do {
+            self = try JSONDecoder().decode(HTTPCall.self, from: payload)
+        } catch {
+            throw RelayError(.invalidArgument, "the operation's payload is not an HTTP call")
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+extension HTTPCall {
+    /// What a call sends as its body.
+    public enum Body: Codable, Sendable, Hashable {
+        /// No body.
+        case none
+        /// These bytes.
+        case data(Data)
+        /// The contents of this file, read when each attempt is sent.
+        case file(URL)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Runs ``CallKind/http`` operations: sends the ``HTTPCall`` in the payload and judges the response.
+///
+/// Every DataPoint registers one for ``CallKind/http`` on its own clock. Register another to change the transport or
+/// add a ``RequestAuthorizer``:
+///
+/// ```swift
+/// point.register(HTTPExecutor(authorizer: BearerToken(tokens: tokens), clock: clock), for: .http)
+/// ```
+///
+/// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's
+/// timeout on the clock, and follows redirects, dropping secret headers on the way to another origin. Then:
+/// - an accepted status completes the operation with a ``CallResponse``;
+/// - a retryable status (408, 429 and 5xx by default) retries, after the server's `Retry-After` when it sends one,
+///   cut to the call's ``HTTPCall/maximumRetryAfter``;
+/// - any other status fails the operation;
+/// - a timeout or a connection lost mid-response retries;
+/// - a host that cannot be reached suspends the sequence without using up the attempt (see ``CallOutcome/offline(reason:)``).
+public struct HTTPExecutor: CallExecutor {
+    private let transport: any HTTPTransport
+    private let authorizer: (any RequestAuthorizer)?
+    private let clock: ClockSource
+
+    /// Creates an executor.
+    ///
+    /// - Parameters:
+    ///   - transport: What sends requests; URLSession by default.
+    ///   - authorizer: What adds credentials at send time.
+    ///   - clock: The clock of per-attempt timeouts and of the measurements; pass the DataPoint's.
+    public init(
+        transport: any HTTPTransport = URLSessionTransport.shared,
+        authorizer: (any RequestAuthorizer)? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) {
+        self.transport = transport
+        self.authorizer = authorizer
+        self.clock = ClockSource(clock)
+    }
+
+    /// Runs one attempt of an HTTP operation.
+    ///
+    /// - Parameters:
+    ///   - operation: An operation made by ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:)``.
+    ///   - context: The attempt's context.
+    /// - Returns: The attempt's outcome.
+    /// - Throws: `CancellationError` when the operation is cancelled; an authorizer's error.
+    public func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        let call: HTTPCall
+        do {
+            call = try HTTPCall(payload: operation.payload)
+        } catch {
+            return .failed(reason: error.message)
+        }
+        var request = HTTPRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
+        if call.method.isUnsafe && request.headers.keys.allSatisfy({ $0.lowercased() != "idempotency-key" }) {
+            request.setHeader("Idempotency-Key", context.idempotencyKey)
+        }
+        try await authorizer?.authorize(&request, for: operation)
+        let started = clock.now
+        var redirects = 0
+        while true {
+            let exchange = try await send(request, for: call)
+            let response: HTTPTransportResponse
+            switch exchange {
+            case .timedOut:
+                return .retry(reason: "\(request) timed out after \(call.timeout)")
+            case .failed(let error):
+                if error.isConnectivityFailure { return .offline(reason: "\(request.url.origin): \(error.message)") }
+                return .retry(reason: "\(request) failed: \(error.message)")
+            case .responded(let answer, _):
+                response = answer
+            }
+            if let next = redirect(from: request, response, call: call, after: redirects) {
+                request = next
+                redirects += 1
+                continue
+            }
+            return try finish(request, response, call: call, context: context, elapsed: clock.now - started)
+        }
+    }
+
+    /// Whether the origin of the operation's URL answers a `HEAD /` within ten seconds, with any status.
+    ///
+    /// - Parameter operation: The operation that found its host unreachable.
+    /// - Returns: Whether the host answered.
+    public func probe(_ operation: CallOperation) async -> Bool {
+        guard let call = try? HTTPCall(payload: operation.payload),
+            let root = URL(string: "/", relativeTo: call.url)?.absoluteURL
+        else { return true }
+        var probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
+        probe.destination = nil
+        guard case .responded = try? await send(HTTPRequest(method: .head, url: root), for: probe) else { return false }
+        return true
+    }
+
+    private enum Exchange {
+        case responded(HTTPTransportResponse, headersAt: Int64?)
+        case failed(HTTPTransportError)
+        case timedOut
+    }
+
+    /// Sends one request under the call's timeout, measured on the clock.
+    private func send(_ request: HTTPRequest, for call: HTTPCall) async throws -> Exchange {
+        let transport = self.transport
+        let clock = self.clock
+        let deadline = clock.now + call.timeout.relayNanoseconds
+        let headersAt = Moment()
+        let partial = call.destination.map(Self.partialFile(for:))
+        do {
+            let response = try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
+                group.addTask {
+                    try await transport.send(request, writingBodyTo: partial) {
+                        headersAt.mark(clock.now)
+                    }
+                }
+                group.addTask {
+                    try await clock.sleep(until: deadline)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            guard let response else {
+                partial.map(Self.remove)
+                return .timedOut
+            }
+            return .responded(response, headersAt: headersAt.value)
+        } catch let error as HTTPTransportError {
+            partial.map(Self.remove)
+            return .failed(error)
+        } catch {
+            partial.map(Self.remove)
+            throw error
+        }
+    }
+
+    /// The next request when the response is a redirect the call follows, or `nil`.
+    private func redirect(
+        from request: HTTPRequest,
+        _ response: HTTPTransportResponse,
+        call: HTTPCall,
+        after redirects: Int
+    ) -> HTTPRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.status), redirects < call.maximumRedirects,
+            let location = response.headers.first(where: { $0.key.lowercased() == "location" })?.value,
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            ["http", "https"].contains(target.scheme?.lowercased() ?? "")
+        else { return nil }
+        var next = target.origin == call.url.origin ? request : request.withoutSecrets
+        next.url = target
+        let becomesGet =
+            response.status == 303
+            ? request.method != .head : [301, 302].contains(response.status) && request.method == .post
+        if becomesGet {
+            next.method = .get
+            next.body = .none
+            next.setHeader("Content-Type", nil)
+            next.setHeader("Content-Length", nil)
+        }
+        return next
+    }
+
+    private func finish(
+        _ request: HTTPRequest,
+        _ response: HTTPTransportResponse,
+        call: HTTPCall,
+        context: CallContext,
+        elapsed: Int64
+    ) throws -> CallOutcome {
+        let partial = call.destination.map(Self.partialFile(for:))
+        if call.acceptedStatusCodes.contains(response.status) {
+            if let destination = call.destination, let partial {
+                guard rename(partial.path, destination.path) == 0 else {
+                    Self.remove(partial)
+                    return .retry(reason: "cannot move the download into \(destination.lastPathComponent)")
+                }
+            }
+            let answer = CallResponse(
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+                file: call.destination,
+                url: request.url
+            )
+            return .completed(answer.encoded)
+        }
+        partial.map(Self.remove)
+        let reason = "\(request) answered \(response.status)"
+        guard call.retryableStatusCodes.contains(response.status) else { return .failed(reason: reason) }
+        let now = context.startedAt.addingTimeInterval(Duration.nanoseconds(elapsed).relaySeconds)
+        let asked = response.headers.first { $0.key.lowercased() == "retry-after" }
+            .flatMap { RetryAfter.delay($0.value, now: now) }
+        return .retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason)
+    }
+
+    /// Where a download is written until it is accepted: beside the destination, so the final move is a rename.
+    private static func partialFile(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial")
+    }
+
+    private static func remove(_ file: URL) {
+        unlink(file.path)
+    }
+}
+
+extension URL {
+    /// Scheme, host and port: what decides whether credentials may follow a redirect.
+    var origin: String {
+        let scheme = self.scheme?.lowercased() ?? ""
+        let port = self.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host?.lowercased() ?? ""):\(port)"
+    }
+}
+
+/// A moment one task notes and another reads.
+private final class Moment: Sendable {
+    private let state = Mutex<Int64?>(nil)
+
+    func mark(_ time: Int64) { state.withLock { $0 = $0 ?? time } }
+
+    var value: Int64? { state.withLock { $0 } }
+}

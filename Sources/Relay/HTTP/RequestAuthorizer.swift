@@ -1,0 +1,24 @@
+import Foundation
+
+/// Applies credentials to each request when it is sent, so that they are never stored with the call.
+///
+/// ```swift
+/// struct BearerToken: RequestAuthorizer {
+///     let tokens: TokenStore
+///     func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+///         request.setSecretHeader("Authorization", "Bearer \(try await tokens.current())")
+///     }
+/// }
+/// ```
+///
+/// It runs before every attempt, and again after a redirect that stays on the same origin. A redirect to another
+/// origin is sent without the secret headers and without calling the authorizer.
+public protocol RequestAuthorizer: Sendable {
+    /// Adds credentials to a request that is about to be sent.
+    ///
+    /// - Parameters:
+    ///   - request: The request; set credentials with ``HTTPRequest/setSecretHeader(_:_:)``.
+    ///   - operation: The operation the request belongs to.
+    /// - Throws: Any error; the attempt fails and is retried under the operation's retry policy.
+    func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws
+}

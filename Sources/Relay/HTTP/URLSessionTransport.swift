@@ -1,0 +1,230 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The default transport: URLSession, from FoundationNetworking on Linux.
+///
+/// One session serves every request. Relay drives it through a delegate, so that it sees the moment headers arrive,
+/// counts bytes itself, streams downloads to disk, and never lets URLSession follow a redirect.
+public final class URLSessionTransport: HTTPTransport {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// The transport that executors use unless given another: one session for the process.
+    public static let shared = URLSessionTransport()
+
+    /// Creates a transport.
+    ///
+    /// - Parameter configuration: The session configuration; its own timeouts are raised so that only Relay's
+    ///   per-attempt timeout applies.
+    public init(configuration: URLSessionConfiguration = .default) {
+        let configuration = configuration
+        configuration.timeoutIntervalForRequest = 7 * 24 * 3600
+        configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    /// Sends a request; see ``HTTPTransport/send(_:writingBodyTo:onResponseHeaders:)``.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - file: Where to write the body, for downloads.
+    ///   - onResponseHeaders: Called when the headers arrive.
+    /// - Returns: The response.
+    /// - Throws: ``HTTPTransportError``, or `CancellationError` when cancelled.
+    public func send(
+        _ request: HTTPRequest,
+        writingBodyTo file: URL?,
+        onResponseHeaders: @escaping @Sendable () -> Void
+    ) async throws -> HTTPTransportResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.timeoutInterval = 7 * 24 * 3600
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let sink = try file.map(BodyFile.init(url:))
+        let task: URLSessionTask
+        switch request.body {
+        case .none:
+            task = session.dataTask(with: urlRequest)
+        case .data(let data):
+            task = session.uploadTask(with: urlRequest, from: data)
+        case .file(let url):
+            guard FileManager.default.isReadableFile(atPath: url.path) else {
+                throw HTTPTransportError(.other, "the upload file \(url.lastPathComponent) cannot be read")
+            }
+            task = session.uploadTask(with: urlRequest, fromFile: url)
+        }
+        let transfer = Transfer(sink: sink, onResponseHeaders: onResponseHeaders)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.continuation = continuation
+                delegate.start(task, transfer)
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// Where a download's body goes as it arrives.
+private final class BodyFile: Sendable {
+    let handle: FileHandle
+
+    init(url: URL) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        else { throw HTTPTransportError(.other, "cannot create \(url.lastPathComponent) for a download") }
+        handle = try FileHandle(forWritingTo: url)
+    }
+}
+
+/// One request in flight; only the session's delegate queue touches it after it starts.
+private final class Transfer: Sendable {
+    struct State {
+        var continuation: CheckedContinuation<HTTPTransportResponse, any Error>?
+        var status = 0
+        var headers: [String: String] = [:]
+        var body = Data()
+        var bytesSent = 0
+        var bytesReceived = 0
+        var failure: HTTPTransportError?
+    }
+
+    let sink: BodyFile?
+    let onResponseHeaders: @Sendable () -> Void
+    let state = Mutex(State())
+
+    init(sink: BodyFile?, onResponseHeaders: @escaping @Sendable () -> Void) {
+        self.sink = sink
+        self.onResponseHeaders = onResponseHeaders
+    }
+
+    var continuation: CheckedContinuation<HTTPTransportResponse, any Error>? {
+        get { state.withLock(\.continuation) }
+        set { state.withLock { $0.continuation = newValue } }
+    }
+}
+
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfers = Mutex([Int: Transfer]())
+
+    func start(_ task: URLSessionTask, _ transfer: Transfer) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+        task.resume()
+    }
+
+    private func transfer(_ task: URLSessionTask) -> Transfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        if let transfer = transfer(dataTask), let http = response as? HTTPURLResponse {
+            var headers: [String: String] = [:]
+            for (name, value) in http.allHeaderFields {
+                if let name = name as? String, let value = value as? String { headers[name] = value }
+            }
+            transfer.state.withLock { state in
+                state.status = http.statusCode
+                state.headers = headers
+            }
+            transfer.onResponseHeaders()
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let transfer = transfer(dataTask) else { return }
+        if let sink = transfer.sink {
+            do {
+                try sink.handle.write(contentsOf: data)
+            } catch {
+                transfer.state.withLock { $0.failure = HTTPTransportError(.other, "cannot write a download: \(error)") }
+                dataTask.cancel()
+            }
+            transfer.state.withLock { $0.bytesReceived += data.count }
+        } else {
+            transfer.state.withLock { state in
+                state.body.append(data)
+                state.bytesReceived += data.count
+            }
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(task)?.state.withLock { $0.bytesSent = Int(totalBytesSent) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // The executor follows redirects itself, deciding which headers may go along.
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        try? transfer.sink?.handle.close()
+        let (continuation, result) = transfer.state.withLock {
+            state -> (CheckedContinuation<HTTPTransportResponse, any Error>?, Result<HTTPTransportResponse, any Error>)
+            in
+            defer { state.continuation = nil }
+            if let failure = state.failure { return (state.continuation, .failure(failure)) }
+            if let error {
+                return (state.continuation, .failure(Self.classify(error, responded: state.status != 0)))
+            }
+            let response = HTTPTransportResponse(
+                status: state.status,
+                headers: state.headers,
+                body: state.body,
+                bytesSent: max(state.bytesSent, Int(task.countOfBytesSent)),
+                bytesReceived: state.bytesReceived
+            )
+            return (state.continuation, .success(response))
+        }
+        continuation?.resume(with: result)
+    }
+
+    private static func classify(_ error: any Error, responded: Bool) -> any Error {
+        guard let error = error as? URLError else { return HTTPTransportError(.other, "\(error)") }
+        switch error.code {
+        case .cancelled:
+            return CancellationError()
+        case .cannotConnectToHost:
+            return HTTPTransportError(.cannotConnect, "cannot connect to the host")
+        case .cannotFindHost, .dnsLookupFailed:
+            return HTTPTransportError(.dnsFailure, "the host name does not resolve")
+        case .notConnectedToInternet:
+            return HTTPTransportError(.notConnected, "the machine is not connected to a network")
+        case .networkConnectionLost:
+            return responded
+                ? HTTPTransportError(.connectionLost, "the connection was lost during the response")
+                : HTTPTransportError(.connectionLostBeforeResponse, "the connection was lost before a response")
+        case .timedOut:
+            return HTTPTransportError(.other, "URLSession timed out")
+        default:
+            return HTTPTransportError(.other, "URLSession failed with code \(error.code.rawValue)")
+        }
+    }
+}
