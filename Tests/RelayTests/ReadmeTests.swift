@@ -1,5 +1,6 @@
 import Foundation
 import Relay
+import RelayTesting
 import Testing
 
 /// Keeps the README's quick start true: this is its code, with prints turned into expectations.
@@ -25,5 +26,38 @@ struct ReadmeTests {
             #expect(finished == [fetch.id, upload.id])
             #expect(point.metrics().total.completed == 2)
         }
+    }
+
+    struct Order: Decodable { let id: Int }
+
+    struct BearerToken: RequestAuthorizer {
+        func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+            request.setSecretHeader("Authorization", "Bearer \(ProcessInfo.processInfo.environment["API_TOKEN"] ?? "")")
+        }
+    }
+
+    @Test("the README's HTTP call runs as written, against a loopback server")
+    func httpQuickStart() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/orders", [.status(503), .json(#"{"id": 7}"#, status: 201)])
+        let id = try await DataPoint.with(storage: .volatile) { point in
+            point.register(HTTPExecutor(authorizer: BearerToken()), for: .http)
+            let call = HTTPCall(
+                method: .post,
+                url: server.url("/orders"),
+                headers: ["Content-Type": "application/json"],
+                body: .data(Data(#"{"sku":"A-1"}"#.utf8)),
+                timeout: .milliseconds(300)
+            )
+            // The README's call, without the retry's random backoff: the test asks for an immediate retry.
+            let operation = try CallOperation.http(
+                call, retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))
+            return try await point.enqueue(operation).response.decode(Order.self).id
+        }
+        #expect(id == 7)
+        let keys = server.idempotencyKeys
+        #expect(keys.count == 2 && Set(keys).count == 1)
+        #expect(server.requests.allSatisfy { $0.header("Authorization")?.hasPrefix("Bearer") == true })
     }
 }
