@@ -95,8 +95,7 @@ public struct HTTPExecutor: CallExecutor {
         guard let call = try? HTTPCall(payload: operation.payload),
             let root = URL(string: "/", relativeTo: call.url)?.absoluteURL
         else { return true }
-        var probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
-        probe.destination = nil
+        let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
         guard case .responded = try? await send(HTTPRequest(method: .head, url: root), for: probe) else { return false }
         return true
     }
