@@ -40,8 +40,7 @@ public struct CallResponse: Sendable, Hashable {
     /// - Parameter name: The header's name.
     /// - Returns: Its value, if the response had it.
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.key.lowercased() == lowered }?.value
+        headers.headerValue(name)
     }
 
     /// The body as UTF-8 text; invalid bytes become replacement characters.

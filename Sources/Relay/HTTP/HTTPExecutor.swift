@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -60,7 +59,7 @@ public struct HTTPExecutor: CallExecutor {
             return .failed(reason: error.message)
         }
         var request = HTTPRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
-        if call.method.isUnsafe && request.headers.keys.allSatisfy({ $0.lowercased() != "idempotency-key" }) {
+        if call.method.isUnsafe && request.headers.headerValue("Idempotency-Key") == nil {
             request.setHeader("Idempotency-Key", context.idempotencyKey)
         }
         try await authorizer?.authorize(&request, for: operation)
@@ -75,7 +74,7 @@ public struct HTTPExecutor: CallExecutor {
             case .failed(let error):
                 if error.isConnectivityFailure { return .offline(reason: "\(request.url.origin): \(error.message)") }
                 return .retry(reason: "\(request) failed: \(error.message)")
-            case .responded(let answer, _):
+            case .responded(let answer):
                 response = answer
             }
             if let next = redirect(from: request, response, call: call, after: redirects) {
@@ -83,7 +82,7 @@ public struct HTTPExecutor: CallExecutor {
                 redirects += 1
                 continue
             }
-            return try finish(request, response, call: call, context: context, elapsed: clock.now - started)
+            return finish(request, response, call: call, context: context, elapsed: clock.now - started)
         }
     }
 
@@ -101,7 +100,7 @@ public struct HTTPExecutor: CallExecutor {
     }
 
     private enum Exchange {
-        case responded(HTTPTransportResponse, headersAt: Int64?)
+        case responded(HTTPTransportResponse)
         case failed(HTTPTransportError)
         case timedOut
     }
@@ -111,14 +110,11 @@ public struct HTTPExecutor: CallExecutor {
         let transport = self.transport
         let clock = self.clock
         let deadline = clock.now + call.timeout.relayNanoseconds
-        let headersAt = Moment()
         let partial = call.destination.map(Self.partialFile(for:))
         do {
             let response = try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
                 group.addTask {
-                    try await transport.send(request, writingBodyTo: partial) {
-                        headersAt.mark(clock.now)
-                    }
+                    try await transport.send(request, writingBodyTo: partial) {}
                 }
                 group.addTask {
                     try await clock.sleep(until: deadline)
@@ -131,7 +127,7 @@ public struct HTTPExecutor: CallExecutor {
                 partial.map(Self.remove)
                 return .timedOut
             }
-            return .responded(response, headersAt: headersAt.value)
+            return .responded(response)
         } catch let error as HTTPTransportError {
             partial.map(Self.remove)
             return .failed(error)
@@ -149,7 +145,7 @@ public struct HTTPExecutor: CallExecutor {
         after redirects: Int
     ) -> HTTPRequest? {
         guard [301, 302, 303, 307, 308].contains(response.status), redirects < call.maximumRedirects,
-            let location = response.headers.first(where: { $0.key.lowercased() == "location" })?.value,
+            let location = response.headers.headerValue("Location"),
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
             ["http", "https"].contains(target.scheme?.lowercased() ?? "")
         else { return nil }
@@ -173,7 +169,7 @@ public struct HTTPExecutor: CallExecutor {
         call: HTTPCall,
         context: CallContext,
         elapsed: Int64
-    ) throws -> CallOutcome {
+    ) -> CallOutcome {
         let partial = call.destination.map(Self.partialFile(for:))
         if call.acceptedStatusCodes.contains(response.status) {
             if let destination = call.destination, let partial {
@@ -195,8 +191,7 @@ public struct HTTPExecutor: CallExecutor {
         let reason = "\(request) answered \(response.status)"
         guard call.retryableStatusCodes.contains(response.status) else { return .failed(reason: reason) }
         let now = context.startedAt.addingTimeInterval(Duration.nanoseconds(elapsed).relaySeconds)
-        let asked = response.headers.first { $0.key.lowercased() == "retry-after" }
-            .flatMap { RetryAfter.delay($0.value, now: now) }
+        let asked = response.headers.headerValue("Retry-After").flatMap { RetryAfter.delay($0, now: now) }
         return .retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason)
     }
 
@@ -217,13 +212,4 @@ extension URL {
         let port = self.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(host?.lowercased() ?? ""):\(port)"
     }
-}
-
-/// A moment one task notes and another reads.
-private final class Moment: Sendable {
-    private let state = Mutex<Int64?>(nil)
-
-    func mark(_ time: Int64) { state.withLock { $0 = $0 ?? time } }
-
-    var value: Int64? { state.withLock { $0 } }
 }

@@ -21,7 +21,8 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Parameter configuration: The session configuration; its own timeouts are raised so that only Relay's
     ///   per-attempt timeout applies.
     public init(configuration: URLSessionConfiguration = .default) {
-        let configuration = configuration
+        // A copy, so that the caller's configuration object is left as it was.
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? .default
         configuration.timeoutIntervalForRequest = 7 * 24 * 3600
         configuration.timeoutIntervalForResource = 7 * 24 * 3600
         delegate = SessionDelegate()

@@ -22,7 +22,8 @@ import Synchronization
 /// server.stop()
 /// ```
 ///
-/// Connections are served on dispatch threads with blocking sockets; stop the server when the test ends.
+/// The server runs on threads of its own with blocking sockets, outside Swift concurrency, so that it never competes
+/// with the code under test for the cooperative pool; stop it when the test ends.
 public final class LoopbackServer: Sendable {
     private struct State {
         var listener: Int32 = -1
@@ -234,6 +235,8 @@ public final class LoopbackServer: Sendable {
         var reader = RequestReader(socket: connection)
         while let (request, wantsClose) = reader.next(connection: number) {
             let reply = record(request)
+            // A scripted slow peer: the delay is the fault being simulated, on the server's own thread, and tests never
+            // rely on it to order their steps.
             if let delay = reply.delay {
                 let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
                 Thread.sleep(forTimeInterval: seconds)

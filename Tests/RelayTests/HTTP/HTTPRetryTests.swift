@@ -142,6 +142,26 @@ struct HTTPRetryTests {
     }
 }
 
+extension HTTPRetryTests {
+    @Test("S16: an attempt given back while the host was down stays given back after a crash and reopen")
+    func givenBackAttemptSurvivesACrash() async throws {
+        let server = try LoopbackServer()
+        server.stop()
+        let operation = try post(server.url("/orders"))
+        try await withTemporaryFolder { folder in
+            let reopened = try await DataPoint.crashAndReopen(at: folder.url, clock: ManualClock()) { point in
+                let recorder = EventRecorder(point)
+                try await point.enqueue(operation)
+                _ = await recorder.waitFor { $0.kind.isSuspended }
+            }
+            let status = try #require(reopened.status(of: operation.id))
+            #expect(status.attempts == 0)
+            #expect(reopened.recoveryReport?.interruptedOperations == 0)
+            await reopened.shutdown()
+        }
+    }
+}
+
 extension CallEvent.Kind {
     fileprivate var isRetryScheduled: Bool {
         if case .retryScheduled = self { return true }
