@@ -45,6 +45,10 @@ struct RelayDemo {
         switch event.kind {
         case .enqueued(let snapshot): what = "enqueued in commit \(snapshot)"
         case .started(let attempt): what = "started, attempt \(attempt)"
+        case .attemptEnded(let report):
+            what =
+                "attempt \(report.attempt) ended: "
+                + (report.error ?? report.httpStatus.map { "HTTP \($0)" } ?? "reported")
         case .completed(let metrics): what = "completed after \(milliseconds(metrics.runTime)) running"
         case .skipped: what = "skipped"
         case .retryScheduled(let attempt, let at, let reason):

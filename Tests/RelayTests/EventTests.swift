@@ -28,7 +28,13 @@ struct EventTests {
             point.register(ClosureExecutor { _, _ in .skipped }, for: "skips")
             point.register(ClosureExecutor { _, _ in .failed(reason: "no") }, for: "fails")
             point.register(
-                ClosureExecutor { _, context in context.attempt == 1 ? .retry(reason: "again") : .completed(Data()) },
+                ClosureExecutor { _, context in
+                    guard context.attempt > 1 else {
+                        context.report(AttemptReport(error: "again"))
+                        return .retry(reason: "again")
+                    }
+                    return .completed(Data())
+                },
                 for: "retries"
             )
             let stream = point.events()
@@ -50,11 +56,12 @@ struct EventTests {
             var seen: Set<String> = []
             for await event in stream {
                 seen.insert(Self.name(of: event.kind))
-                if seen.count == 10 { break }
+                if seen.count == 11 { break }
             }
             #expect(
                 seen == [
-                    "enqueued", "started", "completed", "skipped", "retryScheduled", "failed", "cancelled", "held",
+                    "enqueued", "started", "attemptEnded", "completed", "skipped", "retryScheduled", "failed",
+                    "cancelled", "held",
                     "suspended", "resumed",
                 ]
             )
@@ -65,6 +72,7 @@ struct EventTests {
         switch kind {
         case .enqueued: "enqueued"
         case .started: "started"
+        case .attemptEnded: "attemptEnded"
         case .completed: "completed"
         case .skipped: "skipped"
         case .retryScheduled: "retryScheduled"

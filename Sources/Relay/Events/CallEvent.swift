@@ -12,6 +12,11 @@ public struct CallEvent: Sendable, Hashable {
         case enqueued(snapshot: UInt64)
         /// An attempt started.
         case started(attempt: Int)
+        /// An attempt ended and its executor reported what it observed: for HTTP, the response or the error.
+        ///
+        /// Published before the event that follows from the attempt: completed, retryScheduled, failed, or the
+        /// sequence's suspension.
+        case attemptEnded(AttemptReport)
         /// The operation completed.
         case completed(CallMetrics)
         /// The operation was skipped.

@@ -20,14 +20,16 @@ public enum CallOutcome: Sendable, Hashable {
     case offline(reason: String)
 }
 
-/// What an executor knows about the attempt it runs.
+/// What an executor knows about the attempt it runs, and where it reports what the attempt observed.
 public struct CallContext: Sendable, Hashable {
     /// The attempt number, starting at 1; attempts interrupted by a crash or shutdown count.
     public let attempt: Int
     /// When the attempt started, on the DataPoint's clock.
     public let startedAt: Date
-    private let operationID: UUID
+    let operationID: UUID
     private let explicitIdempotencyKey: String?
+    /// Set by the worker that runs the attempt.
+    var recorder: AttemptRecorder?
 
     init(attempt: Int, startedAt: Date, operation: CallOperation) {
         self.attempt = attempt
@@ -39,5 +41,31 @@ public struct CallContext: Sendable, Hashable {
     /// The operation's idempotency key, the same across attempts and restarts.
     public var idempotencyKey: String {
         explicitIdempotencyKey ?? CallOperation.derivedIdempotencyKey(operationID)
+    }
+
+    /// Hands over what this attempt observed, before returning its outcome.
+    ///
+    /// The engine publishes it as ``CallEvent/Kind/attemptEnded(_:)`` and puts its measurements on the operation's
+    /// ``CallMetrics``. A later call replaces an earlier one; a call after the attempt ended is ignored.
+    ///
+    /// - Parameter report: What the attempt observed; its ``AttemptReport/attempt`` is set from this context.
+    public func report(_ report: AttemptReport) {
+        var report = report
+        report.attempt = attempt
+        recorder?.record(report, for: operationID)
+    }
+
+    /// Whether two contexts describe the same attempt.
+    public static func == (lhs: CallContext, rhs: CallContext) -> Bool {
+        lhs.attempt == rhs.attempt && lhs.startedAt == rhs.startedAt && lhs.operationID == rhs.operationID
+            && lhs.explicitIdempotencyKey == rhs.explicitIdempotencyKey
+    }
+
+    /// Hashes the attempt's identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(attempt)
+        hasher.combine(startedAt)
+        hasher.combine(operationID)
+        hasher.combine(explicitIdempotencyKey)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -63,26 +64,30 @@ public struct HTTPExecutor: CallExecutor {
             request.setHeader("Idempotency-Key", context.idempotencyKey)
         }
         try await authorizer?.authorize(&request, for: operation)
-        let started = clock.now
+        var measured = Measurement(started: clock.now)
         var redirects = 0
         while true {
-            let exchange = try await send(request, for: call)
-            let response: HTTPTransportResponse
-            switch exchange {
+            let outcome: CallOutcome
+            switch try await send(request, for: call, measuring: &measured) {
             case .timedOut:
-                return .retry(reason: "\(request) timed out after \(call.timeout)")
+                outcome = .retry(reason: "\(request) timed out after \(call.timeout)")
+            case .failed(let error) where error.isConnectivityFailure:
+                outcome = .offline(reason: "\(request.url.origin): \(error.message)")
             case .failed(let error):
-                if error.isConnectivityFailure { return .offline(reason: "\(request.url.origin): \(error.message)") }
-                return .retry(reason: "\(request) failed: \(error.message)")
-            case .responded(let answer):
-                response = answer
+                outcome = .retry(reason: "\(request) failed: \(error.message)")
+            case .responded(let response):
+                if let next = redirect(from: request, response, call: call, after: redirects) {
+                    request = next
+                    redirects += 1
+                    continue
+                }
+                let elapsed = measured.ended - measured.started
+                let (judged, answer) = finish(request, response, call: call, context: context, elapsed: elapsed)
+                context.report(measured.report(response: answer, error: judged.failureReason))
+                return judged
             }
-            if let next = redirect(from: request, response, call: call, after: redirects) {
-                request = next
-                redirects += 1
-                continue
-            }
-            return finish(request, response, call: call, context: context, elapsed: clock.now - started)
+            context.report(measured.report(response: nil, error: outcome.failureReason))
+            return outcome
         }
     }
 
@@ -95,7 +100,9 @@ public struct HTTPExecutor: CallExecutor {
             let root = URL(string: "/", relativeTo: call.url)?.absoluteURL
         else { return true }
         let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
-        guard case .responded = try? await send(HTTPRequest(method: .head, url: root), for: probe) else { return false }
+        var measured = Measurement(started: clock.now)
+        guard case .responded = try? await send(HTTPRequest(method: .head, url: root), for: probe, measuring: &measured)
+        else { return false }
         return true
     }
 
@@ -105,16 +112,58 @@ public struct HTTPExecutor: CallExecutor {
         case timedOut
     }
 
+    /// An attempt's measurements, over the redirects it follows, in nanoseconds of the clock.
+    private struct Measurement {
+        let started: Int64
+        var headersArrived: Int64?
+        var ended: Int64 = 0
+        var bytesSent = 0
+        var bytesReceived = 0
+
+        init(started: Int64) {
+            self.started = started
+            ended = started
+        }
+
+        func report(response: CallResponse?, error: String?) -> AttemptReport {
+            AttemptReport(
+                response: response,
+                error: error,
+                timeToResponseHeaders: headersArrived.map { .nanoseconds($0 - started) },
+                timeToEndOfBody: response == nil ? nil : .nanoseconds(ended - started),
+                bytesSent: bytesSent,
+                bytesReceived: bytesReceived
+            )
+        }
+    }
+
+    /// When the response headers of the request in flight arrived; written from the transport's callback.
+    private final class HeadersArrival: Sendable {
+        let moment = Mutex<Int64?>(nil)
+    }
+
     /// Sends one request under the call's timeout, measured on the clock.
-    private func send(_ request: HTTPRequest, for call: HTTPCall) async throws -> Exchange {
+    private func send(
+        _ request: HTTPRequest,
+        for call: HTTPCall,
+        measuring measured: inout Measurement
+    ) async throws -> Exchange {
         let transport = self.transport
         let clock = self.clock
         let deadline = clock.now + call.timeout.relayNanoseconds
         let partial = call.destination.map(Self.partialFile(for:))
+        let arrival = HeadersArrival()
+        defer {
+            measured.ended = clock.now
+            measured.headersArrived = arrival.moment.withLock { $0 }
+        }
         do {
             let response = try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
                 group.addTask {
-                    try await transport.send(request, writingBodyTo: partial) {}
+                    try await transport.send(request, writingBodyTo: partial) {
+                        let now = clock.now
+                        arrival.moment.withLock { $0 = now }
+                    }
                 }
                 group.addTask {
                     try await clock.sleep(until: deadline)
@@ -127,6 +176,8 @@ public struct HTTPExecutor: CallExecutor {
                 partial.map(Self.remove)
                 return .timedOut
             }
+            measured.bytesSent += response.bytesSent
+            measured.bytesReceived += response.bytesReceived
             return .responded(response)
         } catch let error as HTTPTransportError {
             partial.map(Self.remove)
@@ -163,36 +214,37 @@ public struct HTTPExecutor: CallExecutor {
         return next
     }
 
+    /// The outcome of a final response, and the response as the caller sees it.
     private func finish(
         _ request: HTTPRequest,
         _ response: HTTPTransportResponse,
         call: HTTPCall,
         context: CallContext,
         elapsed: Int64
-    ) -> CallOutcome {
+    ) -> (CallOutcome, CallResponse) {
         let partial = call.destination.map(Self.partialFile(for:))
+        var answer = CallResponse(
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+            url: request.url
+        )
         if call.acceptedStatusCodes.contains(response.status) {
             if let destination = call.destination, let partial {
                 guard rename(partial.path, destination.path) == 0 else {
                     Self.remove(partial)
-                    return .retry(reason: "cannot move the download into \(destination.lastPathComponent)")
+                    return (.retry(reason: "cannot move the download into \(destination.lastPathComponent)"), answer)
                 }
+                answer.file = destination
             }
-            let answer = CallResponse(
-                status: response.status,
-                headers: response.headers,
-                body: response.body,
-                file: call.destination,
-                url: request.url
-            )
-            return .completed(answer.encoded)
+            return (.completed(answer.encoded), answer)
         }
         partial.map(Self.remove)
         let reason = "\(request) answered \(response.status)"
-        guard call.retryableStatusCodes.contains(response.status) else { return .failed(reason: reason) }
+        guard call.retryableStatusCodes.contains(response.status) else { return (.failed(reason: reason), answer) }
         let now = context.startedAt.addingTimeInterval(Duration.nanoseconds(elapsed).relaySeconds)
         let asked = response.headers.headerValue("Retry-After").flatMap { RetryAfter.delay($0, now: now) }
-        return .retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason)
+        return (.retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason), answer)
     }
 
     /// Where a download is written until it is accepted: beside the destination, so the final move is a rename.
@@ -202,6 +254,16 @@ public struct HTTPExecutor: CallExecutor {
 
     private static func remove(_ file: URL) {
         unlink(file.path)
+    }
+}
+
+extension CallOutcome {
+    /// Why the attempt did not complete, if it did not.
+    fileprivate var failureReason: String? {
+        switch self {
+        case .completed, .skipped: nil
+        case .retry(_, let reason), .failed(let reason), .offline(let reason): reason
+        }
     }
 }
 

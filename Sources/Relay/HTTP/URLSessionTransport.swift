@@ -222,6 +222,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             return responded
                 ? HTTPTransportError(.connectionLost, "the connection was lost during the response")
                 : HTTPTransportError(.connectionLostBeforeResponse, "the connection was lost before a response")
+        case .badServerResponse where !responded:
+            // What libcurl reports when the server closes the connection without a byte of response.
+            return HTTPTransportError(.connectionLostBeforeResponse, "the connection was lost before a response")
         case .timedOut:
             return HTTPTransportError(.other, "URLSession timed out")
         default:

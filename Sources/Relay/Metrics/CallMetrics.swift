@@ -2,6 +2,9 @@ import Foundation
 
 /// Timing of one operation, carried by its finishing event and available from its status.
 ///
+/// For operations whose executor reports its attempts (HTTP operations do), the status, byte counts and times to
+/// headers and to the end of the body are those of the last reported attempt, measured in this process.
+///
 /// Stored compactly (every event that finishes an operation carries one), and read through the properties below.
 public struct CallMetrics: Sendable, Hashable {
     private static let noDate = -Double.infinity
@@ -17,6 +20,8 @@ public struct CallMetrics: Sendable, Hashable {
     private var status = noCount
     private var sent = noCount
     private var received = noCount
+    private var headersAfter = noDuration
+    private var bodyAfter = noDuration
 
     /// When the operation was enqueued.
     public var enqueuedAt: Date {
@@ -38,7 +43,7 @@ public struct CallMetrics: Sendable, Hashable {
 
     /// Time from enqueue to the first attempt's start.
     public var queueWait: Duration? {
-        get { waited == Self.noDuration ? nil : .nanoseconds(waited) }
+        get { Self.duration(waited) }
         set { waited = newValue?.relayNanoseconds ?? Self.noDuration }
     }
 
@@ -70,6 +75,31 @@ public struct CallMetrics: Sendable, Hashable {
     public var bytesReceived: Int? {
         get { Self.count(received) }
         set { received = newValue.map(Int64.init) ?? Self.noCount }
+    }
+
+    /// Time from the last attempt's start to its response headers, for HTTP operations.
+    public var timeToResponseHeaders: Duration? {
+        get { Self.duration(headersAfter) }
+        set { headersAfter = newValue?.relayNanoseconds ?? Self.noDuration }
+    }
+
+    /// Time from the last attempt's start to the end of its response body, for HTTP operations.
+    public var timeToEndOfBody: Duration? {
+        get { Self.duration(bodyAfter) }
+        set { bodyAfter = newValue?.relayNanoseconds ?? Self.noDuration }
+    }
+
+    /// Takes the measurements of an attempt's report: status, bytes and times.
+    mutating func apply(_ report: AttemptReport) {
+        httpStatus = report.httpStatus
+        bytesSent = report.bytesSent
+        bytesReceived = report.bytesReceived
+        timeToResponseHeaders = report.timeToResponseHeaders
+        timeToEndOfBody = report.timeToEndOfBody
+    }
+
+    private static func duration(_ nanoseconds: Int64) -> Duration? {
+        nanoseconds == noDuration ? nil : .nanoseconds(nanoseconds)
     }
 
     private static func date(_ seconds: Double) -> Date? {

@@ -159,6 +159,7 @@ extension PipelineCore {
 
     /// Finishing one operation and taking the next share one critical section.
     private func workerLoop(_ worker: UInt64, lane: Int32) async {
+        let recorder = AttemptRecorder()
         var claimWake = true
         var finished: (slot: Int32, end: PipelineStateMachine.AttemptEnd)?
         while true {
@@ -177,7 +178,7 @@ extension PipelineCore {
             }
             switch step.value {
             case .run(let job):
-                finished = (job.slot, await execute(job))
+                finished = (job.slot, await execute(job, recorder: recorder))
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
@@ -207,10 +208,17 @@ extension PipelineCore {
         }
     }
 
-    private func execute(_ job: PipelineStateMachine.Job) async -> PipelineStateMachine.AttemptEnd {
+    private func execute(
+        _ job: PipelineStateMachine.Job,
+        recorder: AttemptRecorder
+    ) async -> PipelineStateMachine.AttemptEnd {
+        var context = job.context
+        context.recorder = recorder
         do {
-            return .outcome(try await job.executor.execute(job.record.operation, context: job.context))
+            let outcome = try await job.executor.execute(job.record.operation, context: context)
+            return .outcome(outcome, recorder.take(for: context.operationID, attempt: context.attempt))
         } catch {
+            _ = recorder.take(for: context.operationID, attempt: context.attempt)
             let reason = String(describing: error)
             return Task.isCancelled ? .interrupted(reason) : .error(reason)
         }

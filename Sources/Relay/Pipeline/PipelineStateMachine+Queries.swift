@@ -7,7 +7,7 @@ extension PipelineStateMachine {
         let firstStartedAt = slots[s].firstStartedAt
         let finishedAt = slots[s].finishedAt
         let started = firstStartedAt == OperationSlot.never ? nil : firstStartedAt
-        return CallMetrics(
+        var metrics = CallMetrics(
             enqueuedAt: date(enqueuedAt),
             startedAt: started.map { date($0) },
             finishedAt: finishedAt == OperationSlot.never ? nil : date(finishedAt),
@@ -15,6 +15,8 @@ extension PipelineStateMachine {
             runTime: .nanoseconds(slots[s].runNanoseconds),
             attempts: Int(slots[s].attempts)
         )
+        if !reports.isEmpty, let report = reports[Int32(s)] { metrics.apply(report) }
+        return metrics
     }
 
     func status(of id: UUID, now: Int64) -> CallStatus? {

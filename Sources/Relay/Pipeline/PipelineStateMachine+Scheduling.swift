@@ -141,16 +141,20 @@ extension PipelineStateMachine {
         slots[s].phase = .pending
         slots[s].worker = 0
         slots[s].runNanoseconds += now - slots[s].lastStartedAt
+        if case .outcome(_, let report?) = end {
+            reports[slot] = report
+            publish(.attemptEnded(report), operation: slots[s].record.operation.id, sequence: lanes[l].name, now: now)
+        }
         switch end {
-        case .outcome(.completed(let data)):
+        case .outcome(.completed(let data), _):
             finishTerminal(slot, .completed(data), now: now)
-        case .outcome(.skipped):
+        case .outcome(.skipped, _):
             finishTerminal(slot, .skipped, now: now)
-        case .outcome(.failed(let reason)):
+        case .outcome(.failed(let reason), _):
             finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: Int(slots[s].attempts))), now: now)
-        case .outcome(.retry(let after, let reason)):
+        case .outcome(.retry(let after, let reason), _):
             retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
-        case .outcome(.offline(let reason)):
+        case .outcome(.offline(let reason), _):
             goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)

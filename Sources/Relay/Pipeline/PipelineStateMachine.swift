@@ -42,7 +42,7 @@ struct PipelineStateMachine: Sendable {
 
     /// How an attempt ended, as the worker saw it.
     enum AttemptEnd: Sendable {
-        case outcome(CallOutcome)
+        case outcome(CallOutcome, AttemptReport?)
         /// The executor threw while its task was not cancelled.
         case error(String)
         /// The executor threw while its task was cancelled: by request, or by shutdown.
@@ -94,6 +94,8 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
+    /// The last attempt report of each operation whose executor reports; kept aside so other slots stay small.
+    var reports: [Int32: AttemptReport] = [:]
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var timerWaiter: CheckedContinuation<Void, Never>?
@@ -453,6 +455,7 @@ struct PipelineStateMachine: Sendable {
     mutating func vacate(_ slot: Int32) {
         let s = Int(slot)
         if !holds.isEmpty { holds[slot] = nil }
+        if !reports.isEmpty { reports[slot] = nil }
         slots[s].record = .vacant
         slots[s].firstDependent = -1
         slots[s].moreDependents = []

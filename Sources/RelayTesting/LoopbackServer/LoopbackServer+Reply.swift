@@ -21,6 +21,8 @@ extension LoopbackServer {
         public var delay: Duration?
         /// A fault that replaces the response.
         public var fault: Fault?
+        /// Whether the server holds the answer until ``LoopbackServer/releaseStalled()``.
+        public var waitsForRelease = false
 
         /// Creates a reply.
         ///
@@ -87,6 +89,16 @@ extension LoopbackServer {
         public static var stall: Reply {
             var reply = Reply()
             reply.fault = .stall
+            return reply
+        }
+
+        /// The same reply, sent only once the test calls ``LoopbackServer/releaseStalled()``: a slow peer whose pace
+        /// the test sets, for example around advancing a manual clock.
+        ///
+        /// - Returns: The held reply.
+        public func heldUntilReleased() -> Reply {
+            var reply = self
+            reply.waitsForRelease = true
             return reply
         }
 

@@ -90,7 +90,8 @@ public final class LoopbackServer: Sendable {
         state.withLock { $0.defaults[path] = reply }
     }
 
-    /// Lets every stalled request go: each gets its connection closed without an answer.
+    /// Lets every stalled or held request go: a stalled one gets its connection closed without an answer, a held one
+    /// its answer.
     public func releaseStalled() {
         let stalled = state.withLock { state in
             defer { state.stalled = [] }
@@ -234,23 +235,16 @@ public final class LoopbackServer: Sendable {
         }
         var reader = RequestReader(socket: connection)
         while let (request, wantsClose) = reader.next(connection: number) {
-            let reply = record(request)
+            let (reply, release) = record(request)
             // A scripted slow peer: the delay is the fault being simulated, on the server's own thread, and tests never
             // rely on it to order their steps.
             if let delay = reply.delay {
                 let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
                 Thread.sleep(forTimeInterval: seconds)
             }
+            release?.wait()
             switch reply.fault {
-            case .dropConnection:
-                return
-            case .stall:
-                let semaphore = DispatchSemaphore(value: 0)
-                let running = state.withLock { state in
-                    if state.running { state.stalled.append(semaphore) }
-                    return state.running
-                }
-                if running { semaphore.wait() }
+            case .dropConnection, .stall:
                 return
             case nil:
                 guard Self.send(Self.encode(reply), to: connection), !wantsClose else { return }
@@ -258,8 +252,10 @@ public final class LoopbackServer: Sendable {
         }
     }
 
-    private func record(_ request: Request) -> Reply {
-        let (reply, satisfied) = state.withLock { state in
+    /// Records a request and picks its reply; a reply that waits for release is registered in the same critical
+    /// section, so a test that saw the request can release it.
+    private func record(_ request: Request) -> (Reply, release: DispatchSemaphore?) {
+        let (reply, release, satisfied) = state.withLock { state in
             state.requests.append(request)
             let count = state.requests.count
             let satisfied = state.requestWaiters.filter { $0.count <= count }.map(\.continuation)
@@ -271,10 +267,17 @@ public final class LoopbackServer: Sendable {
             } else {
                 reply = state.defaults[request.path] ?? state.fallback
             }
-            return (reply, satisfied)
+            var release: DispatchSemaphore?
+            if reply.fault == .stall || reply.waitsForRelease {
+                let semaphore = DispatchSemaphore(value: 0)
+                // A stopped server has already released its stalled requests.
+                if state.running { state.stalled.append(semaphore) } else { semaphore.signal() }
+                release = semaphore
+            }
+            return (reply, release, satisfied)
         }
         for waiter in satisfied { waiter.resume() }
-        return reply
+        return (reply, release)
     }
 
     private static func encode(_ reply: Reply) -> Data {

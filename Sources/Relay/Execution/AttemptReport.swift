@@ -1,0 +1,61 @@
+import Foundation
+
+/// What one attempt observed: for HTTP operations, the response or the error, with timings and byte counts.
+///
+/// An executor hands it over with ``CallContext/report(_:)``. The engine publishes it to ``DataPoint/events(for:)`` as
+/// ``CallEvent/Kind/attemptEnded(_:)``, before the event that says what happens next, and puts the measurements of the
+/// last report on the operation's ``CallMetrics``.
+///
+/// ```swift
+/// for await event in try await point.events(for: handle.id) {
+///     if case .attemptEnded(let report) = event.kind {
+///         print(report.attempt, report.response?.status ?? 0, report.error ?? "")
+///     }
+/// }
+/// ```
+///
+/// Reports live in memory only; an operation reopened from a store has none until it runs again.
+public struct AttemptReport: Sendable, Hashable {
+    /// The attempt's number, starting at 1; the engine sets it from the ``CallContext``.
+    public internal(set) var attempt = 0
+    /// The response the attempt received, whether or not it was accepted.
+    public var response: CallResponse?
+    /// Why the attempt failed, when it got no acceptable response; never contains secrets.
+    public var error: String?
+    /// Time from the attempt's start to the final response's status and headers.
+    public var timeToResponseHeaders: Duration?
+    /// Time from the attempt's start to the end of the final response's body.
+    public var timeToEndOfBody: Duration?
+    /// Body bytes sent, summed over the redirects the attempt followed.
+    public var bytesSent: Int?
+    /// Body bytes received, summed over the redirects the attempt followed.
+    public var bytesReceived: Int?
+
+    /// The status of the response, if one arrived.
+    public var httpStatus: Int? { response?.status }
+
+    /// Creates a report.
+    ///
+    /// - Parameters:
+    ///   - response: The response the attempt received.
+    ///   - error: Why the attempt failed; it must not contain secrets.
+    ///   - timeToResponseHeaders: Time from the attempt's start to the response headers.
+    ///   - timeToEndOfBody: Time from the attempt's start to the end of the body.
+    ///   - bytesSent: Body bytes sent.
+    ///   - bytesReceived: Body bytes received.
+    public init(
+        response: CallResponse? = nil,
+        error: String? = nil,
+        timeToResponseHeaders: Duration? = nil,
+        timeToEndOfBody: Duration? = nil,
+        bytesSent: Int? = nil,
+        bytesReceived: Int? = nil
+    ) {
+        self.response = response
+        self.error = error
+        self.timeToResponseHeaders = timeToResponseHeaders
+        self.timeToEndOfBody = timeToEndOfBody
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+    }
+}
