@@ -2,13 +2,13 @@
 import PackageDescription
 
 /// A benchmark target under `Benchmarks/<name>`, wired to Relay and package-benchmark.
-func benchmark(_ name: String) -> Target {
+func benchmark(_ name: String, alsoUsing products: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
         dependencies: [
             .product(name: "Relay", package: "Relay"),
             .product(name: "Benchmark", package: "benchmark"),
-        ],
+        ] + products,
         path: "Benchmarks/\(name)",
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     )
@@ -21,6 +21,10 @@ let package = Package(
         .package(name: "Relay", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
-    targets: [benchmark("Engine"), benchmark("Allocations")],
+    targets: [
+        benchmark("Engine"),
+        benchmark("Allocations"),
+        benchmark("HTTP", alsoUsing: [.product(name: "RelayTesting", package: "Relay")]),
+    ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the engine benchmarks once and prints one line per performance goal, each computed from medians of that run:
+# Runs the engine and HTTP benchmarks once and prints one line per performance goal, each computed from medians of that run:
 #   P1 relay=… baseline=… ratio=… goal=… PASS|FAIL
 # Extra arguments go to `swift package benchmark` (for example --filter 'P1.*').
 set -euo pipefail
@@ -7,13 +7,14 @@ cd "$(dirname "$0")"
 
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
-swift package --allow-writing-to-directory "$results" benchmark --target Engine \
+swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
 
 # The median of a benchmark's metric, converted to base units (seconds for time, counts or bytes otherwise).
 median() {
-    local file="$results/Current_run.Engine.${1// /_}.$2.histogram.percentiles.tsv"
-    [ -f "$file" ] || { echo "missing"; return; }
+    local file
+    file=$(ls "$results"/Current_run.*."${1// /_}.$2.histogram.percentiles.tsv" 2>/dev/null | head -n 1)
+    [ -n "$file" ] && [ -f "$file" ] || { echo "missing"; return; }
     awk -F'\t' '
         NR == 1 {
             scale = 1
@@ -73,6 +74,11 @@ p5_seconds=$(median "P5 Relay reopen n=1000000" wallClock)
 p5_bytes=$(median "P5 Relay reopen n=1000000" memoryLeakedBytes)
 goal P5 "${p5_seconds}s" limit "3s" "$(ratio "$p5_seconds" 3)" "reopen<=3s" "r <= 1"
 goal P5 "${p5_bytes}B/op" limit "512B/op" "$(ratio "$p5_bytes" 512)" "memory<=512B/op" "r <= 1"
+
+# P6: HTTP calls on the same loopback server, Relay at bunch 8 against raw URLSession in a task group of 8.
+p6=$(rate "P6 Relay bunch 8 n=1000")
+p6_session=$(rate "P6 URLSession TaskGroup width 8 n=1000")
+goal P6 "$p6/s" URLSession8 "$p6_session/s" "$(ratio "$p6" "$p6_session")" "ratio>=0.9" "r >= 0.9"
 
 p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")

@@ -45,10 +45,7 @@ struct RelayDemo {
         switch event.kind {
         case .enqueued(let snapshot): what = "enqueued in commit \(snapshot)"
         case .started(let attempt): what = "started, attempt \(attempt)"
-        case .attemptEnded(let report):
-            what =
-                "attempt \(report.attempt) ended: "
-                + (report.error ?? report.httpStatus.map { "HTTP \($0)" } ?? "reported")
+        case .attemptEnded(let report): what = "attempt \(report.attempt) ended: \(outcome(of: report))"
         case .completed(let metrics): what = "completed after \(milliseconds(metrics.runTime)) running"
         case .skipped: what = "skipped"
         case .retryScheduled(let attempt, let at, let reason):
@@ -64,6 +61,12 @@ struct RelayDemo {
         let sequence = event.sequenceName.map { "[\($0)]" } ?? ""
         return "#\(event.sequenceNumber)\t\(elapsed)  \(name.padding(toLength: 16, withPad: " ", startingAt: 0))"
             + "\(sequence.padding(toLength: 12, withPad: " ", startingAt: 0)) \(what)"
+    }
+
+    static func outcome(of report: AttemptReport) -> String {
+        if let error = report.error { return error }
+        if let status = report.httpStatus { return "HTTP \(status)" }
+        return "reported"
     }
 
     static func printSummary(_ metrics: MetricsSnapshot) {

@@ -12,21 +12,35 @@ import Synchronization
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    /// Where the session's callbacks run; the operation queue holds it without retaining it.
+    private let callbackQueue = DispatchQueue(label: "Relay.URLSessionTransport")
 
     /// The transport that executors use unless given another: one session for the process.
     public static let shared = URLSessionTransport()
 
     /// Creates a transport.
     ///
-    /// - Parameter configuration: The session configuration; its own timeouts are raised so that only Relay's
-    ///   per-attempt timeout applies.
-    public init(configuration: URLSessionConfiguration = .default) {
+    /// - Parameters:
+    ///   - configuration: The session configuration. Its own timeouts are raised so that only Relay's per-attempt
+    ///     timeout applies, and its cache is turned off: every attempt must reach the server.
+    ///   - maximumConnectionsPerHost: How many connections may be open to one host at once. Sequences' bunch sizes
+    ///     already bound how many calls run, so the default, 64, is high enough that the session never queues
+    ///     requests behind them, as URLSession's own default of 6 would.
+    public init(configuration: URLSessionConfiguration = .default, maximumConnectionsPerHost: Int = 64) {
         // A copy, so that the caller's configuration object is left as it was.
         let configuration = configuration.copy() as? URLSessionConfiguration ?? .default
+        configuration.httpMaximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         configuration.timeoutIntervalForRequest = 7 * 24 * 3600
         configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        // Callbacks stay serial, so a task's body and completion arrive in order; running them straight on a dispatch
+        // queue rather than through OperationQueue's own scheduling saves a thread hop per callback.
+        let callbacks = OperationQueue()
+        callbacks.maxConcurrentOperationCount = 1
+        callbacks.underlyingQueue = callbackQueue
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
     }
 
     deinit {
@@ -50,9 +64,12 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = 7 * 24 * 3600
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let sink = try file.map(BodyFile.init(url:))
         let task: URLSessionTask
         switch request.body {
+        case .none where file == nil:
+            return try await exchange(urlRequest, sending: nil, onResponseHeaders: onResponseHeaders)
+        case .data(let data) where file == nil:
+            return try await exchange(urlRequest, sending: data, onResponseHeaders: onResponseHeaders)
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
@@ -63,7 +80,7 @@ public final class URLSessionTransport: HTTPTransport {
             }
             task = session.uploadTask(with: urlRequest, fromFile: url)
         }
-        let transfer = Transfer(sink: sink, onResponseHeaders: onResponseHeaders)
+        let transfer = Transfer(sink: try file.map(BodyFile.init(url:)), onResponseHeaders: onResponseHeaders)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
@@ -72,6 +89,81 @@ public final class URLSessionTransport: HTTPTransport {
         } onCancel: {
             task.cancel()
         }
+    }
+
+    /// A request whose body, if any, and response fit in memory: URLSession hands the response straight back, without
+    /// the callback hops that streaming needs, which matters for the many small calls of an API client.
+    private func exchange(
+        _ urlRequest: URLRequest,
+        sending body: Data?,
+        onResponseHeaders: @escaping @Sendable () -> Void
+    ) async throws -> HTTPTransportResponse {
+        let watcher = ResponseWatcher(onResponseHeaders: onResponseHeaders)
+        let data: Data
+        let response: URLResponse
+        do {
+            if let body {
+                (data, response) = try await session.upload(for: urlRequest, from: body, delegate: watcher)
+            } else {
+                (data, response) = try await session.data(for: urlRequest, delegate: watcher)
+            }
+        } catch {
+            throw SessionDelegate.classify(error, responded: watcher.responded)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw HTTPTransportError(.other, "the response is not an HTTP response")
+        }
+        // The headers callback runs on the callback queue and may come after the body; they have arrived either way.
+        watcher.headersArrived()
+        return HTTPTransportResponse(
+            status: http.statusCode,
+            headers: SessionDelegate.headers(of: http),
+            body: data,
+            bytesSent: body?.count ?? 0,
+            bytesReceived: data.count
+        )
+    }
+}
+
+/// Watches one in-memory request for its response headers, and refuses redirects should URLSession ask this
+/// delegate rather than the session's.
+private final class ResponseWatcher: NSObject, URLSessionDataDelegate, Sendable {
+    private let onResponseHeaders: @Sendable () -> Void
+    private let fired = Mutex(false)
+
+    init(onResponseHeaders: @escaping @Sendable () -> Void) {
+        self.onResponseHeaders = onResponseHeaders
+    }
+
+    var responded: Bool { fired.withLock { $0 } }
+
+    /// Reports the headers once, however many times it is called.
+    func headersArrived() {
+        let first = fired.withLock { fired in
+            defer { fired = true }
+            return !fired
+        }
+        if first { onResponseHeaders() }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        headersArrived()
+        completionHandler(.allow)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 
@@ -132,10 +224,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         if let transfer = transfer(dataTask), let http = response as? HTTPURLResponse {
-            var headers: [String: String] = [:]
-            for (name, value) in http.allHeaderFields {
-                if let name = name as? String, let value = value as? String { headers[name] = value }
-            }
+            let headers = Self.headers(of: http)
             transfer.state.withLock { state in
                 state.status = http.statusCode
                 state.headers = headers
@@ -207,7 +296,16 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         continuation?.resume(with: result)
     }
 
-    private static func classify(_ error: any Error, responded: Bool) -> any Error {
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return headers
+    }
+
+    static func classify(_ error: any Error, responded: Bool) -> any Error {
+        if error is CancellationError { return error }
         guard let error = error as? URLError else { return HTTPTransportError(.other, "\(error)") }
         switch error.code {
         case .cancelled:

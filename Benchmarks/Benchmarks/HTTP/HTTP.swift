@@ -1,0 +1,80 @@
+import Benchmark
+import Foundation
+import Relay
+import RelayTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// P6: Relay's HTTP calls against raw URLSession, both on the same loopback server in the same run.
+///
+/// Each iteration starts a server, runs an unmeasured round that opens the connections, then measures a round of
+/// `count` GET requests. Names carry the request count, which `compare.sh` reads to compute requests per second.
+let benchmarks: @Sendable () -> Void = {
+    let count = 1000
+    let width = 8
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock], warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 15)
+
+    Benchmark("P6 Relay bunch \(width) n=\(count)", configuration: configuration) { benchmark in
+        let server = try itemServer()
+        defer { server.stop() }
+        let operations = { try (0..<count).map { _ in try CallOperation.http(HTTPCall(url: server.url("/item"))) } }
+        try await DataPoint.with(storage: .volatile, configuration: DataPoint.Configuration(retention: .zero)) {
+            point in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: width))
+            try await run(operations(), on: point)
+            let measured = try operations()
+            benchmark.startMeasurement()
+            try await run(measured, on: point)
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("P6 URLSession TaskGroup width \(width) n=\(count)", configuration: configuration) { benchmark in
+        let server = try itemServer()
+        defer { server.stop() }
+        let session = URLSession(configuration: .default)
+        defer { session.invalidateAndCancel() }
+        let url = server.url("/item")
+        try await fetch(url, count: count, width: width, with: session)
+        benchmark.startMeasurement()
+        try await fetch(url, count: count, width: width, with: session)
+        benchmark.stopMeasurement()
+    }
+}
+
+/// A loopback server answering `/item` with a small JSON document.
+func itemServer() throws -> LoopbackServer {
+    let server = try LoopbackServer()
+    server.setDefault("/item", .json(#"{"id":42,"name":"relay","tags":["http","benchmark"]}"#))
+    return server
+}
+
+/// Enqueues the operations in one commit and awaits every outcome.
+func run(_ operations: [CallOperation], on point: DataPoint) async throws {
+    for handle in try await point.enqueue(operations) {
+        // A benchmark that quietly stopped early would report a fiction; fail loudly instead.
+        guard case .completed = try await handle.outcome else { fatalError("request \(handle.id) did not complete") }
+    }
+}
+
+/// The baseline: `count` GET requests through raw URLSession, at most `width` at once in a task group.
+func fetch(_ url: URL, count: Int, width: Int, with session: URLSession) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var running = 0
+        for _ in 0..<count {
+            if running == width {
+                try await group.next()
+                running -= 1
+            }
+            group.addTask {
+                let (_, response) = try await session.data(from: url)
+                guard (response as? HTTPURLResponse)?.statusCode == 200 else { fatalError("\(url) did not answer 200") }
+            }
+            running += 1
+        }
+        try await group.waitForAll()
+    }
+}
