@@ -11,8 +11,8 @@ import Foundation
 /// }
 /// ```
 ///
-/// It runs before every attempt, and again after a redirect that stays on the same origin. A redirect to another
-/// origin is sent without the secret headers and without calling the authorizer.
+/// It runs before every attempt. A redirect on the same origin keeps the credentials it set; one to another origin is
+/// sent without the secret headers.
 public protocol RequestAuthorizer: Sendable {
     /// Adds credentials to a request that is about to be sent.
     ///
