@@ -162,6 +162,32 @@ extension HTTPRetryTests {
     }
 }
 
+extension HTTPRetryTests {
+    @Test("S16: an HTTP call interrupted by a crash is sent again after the reopen, under the same Idempotency-Key")
+    func idempotencyKeyAcrossACrash() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/orders", [.stall])
+        server.setDefault("/orders", .status(201))
+        let operation = try post(server.url("/orders"))
+        try await withTemporaryFolder { folder in
+            let reopened = try await DataPoint.crashAndReopen(at: folder.url, clock: ManualClock()) { point in
+                try await point.enqueue(operation)
+                await server.waitForRequests(1)
+            }
+            server.releaseStalled()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await reopened.run() }
+                #expect(try await reopened.handle(for: operation.id).response.status == 201)
+                #expect(reopened.status(of: operation.id)?.attempts == 2)
+                await reopened.shutdown()
+                try await group.waitForAll()
+            }
+        }
+        #expect(server.idempotencyKeys == [operation.idempotencyKey, operation.idempotencyKey])
+    }
+}
+
 extension CallEvent.Kind {
     fileprivate var isRetryScheduled: Bool {
         if case .retryScheduled = self { return true }
