@@ -89,8 +89,8 @@ public struct CallMetrics: Sendable, Hashable {
         set { bodyAfter = newValue?.relayNanoseconds ?? Self.noDuration }
     }
 
-    /// Takes the measurements of an attempt's report: status, bytes and times.
-    mutating func apply(_ report: AttemptReport) {
+    /// Takes the measurements of an attempt: status, bytes and times.
+    mutating func apply(_ report: AttemptFigures) {
         httpStatus = report.httpStatus
         bytesSent = report.bytesSent
         bytesReceived = report.bytesReceived

@@ -142,7 +142,7 @@ extension PipelineStateMachine {
         slots[s].worker = 0
         slots[s].runNanoseconds += now - slots[s].lastStartedAt
         if case .outcome(_, let report?) = end {
-            reports[slot] = report
+            reports[slot] = AttemptFigures(report)
             publish(.attemptEnded(report), operation: slots[s].record.operation.id, sequence: lanes[l].name, now: now)
         }
         switch end {

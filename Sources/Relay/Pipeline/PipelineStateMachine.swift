@@ -94,8 +94,8 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
-    /// The last attempt report of each operation whose executor reports; kept aside so other slots stay small.
-    var reports: [Int32: AttemptReport] = [:]
+    /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
+    var reports: [Int32: AttemptFigures] = [:]
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var timerWaiter: CheckedContinuation<Void, Never>?
