@@ -55,7 +55,7 @@ struct EventTests {
             _ = try await retried.value
             var seen: Set<String> = []
             for await event in stream {
-                seen.insert(Self.name(of: event.kind))
+                seen.insert(event.kind.name)
                 if seen.count == 11 { break }
             }
             #expect(
@@ -65,24 +65,6 @@ struct EventTests {
                     "suspended", "resumed",
                 ]
             )
-        }
-    }
-
-    private static func name(of kind: CallEvent.Kind) -> String {
-        switch kind {
-        case .enqueued: "enqueued"
-        case .started: "started"
-        case .attemptEnded: "attemptEnded"
-        case .completed: "completed"
-        case .skipped: "skipped"
-        case .retryScheduled: "retryScheduled"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        case .held: "held"
-        case .suspended: "suspended"
-        case .resumed: "resumed"
-        case .dropped: "dropped"
-        case .recovered: "recovered"
         }
     }
 

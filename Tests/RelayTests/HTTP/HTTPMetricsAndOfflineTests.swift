@@ -115,25 +115,3 @@ struct HTTPMetricsAndOfflineTests {
         }
     }
 }
-
-extension CallEvent.Kind {
-    fileprivate var name: String {
-        switch self {
-        case .attemptEnded: "attemptEnded"
-        case .retryScheduled: "retryScheduled"
-        default: String("\(self)".prefix { $0.isLetter })
-        }
-    }
-
-    fileprivate var report: AttemptReport? {
-        if case .attemptEnded(let report) = self { return report }
-        return nil
-    }
-
-    fileprivate var isRetryScheduled: Bool { name == "retryScheduled" }
-
-    fileprivate var isSuspended: Bool {
-        if case .suspended = self { return true }
-        return false
-    }
-}

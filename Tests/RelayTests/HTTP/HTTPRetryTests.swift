@@ -187,25 +187,3 @@ extension HTTPRetryTests {
         #expect(server.idempotencyKeys == [operation.idempotencyKey, operation.idempotencyKey])
     }
 }
-
-extension CallEvent.Kind {
-    fileprivate var isRetryScheduled: Bool {
-        if case .retryScheduled = self { return true }
-        return false
-    }
-
-    fileprivate var retryDate: Date? {
-        if case .retryScheduled(_, let date, _) = self { return date }
-        return nil
-    }
-
-    fileprivate var isSuspended: Bool {
-        if case .suspended = self { return true }
-        return false
-    }
-
-    fileprivate var isResumed: Bool {
-        if case .resumed = self { return true }
-        return false
-    }
-}
