@@ -234,6 +234,18 @@ extension PipelineStateMachine {
         dispatch(lane)
     }
 
+    /// The operation that found its destination unreachable ended, cancelled: nothing waits for that destination any
+    /// more, so the lane starts operations again, and the next one that cannot reach its own suspends the lane anew.
+    private mutating func abandonProbe(lane l: Int, now: Int64) {
+        guard let offline = lanes[l].offline else { return }
+        lanes[l].offline = nil
+        if let prober = offline.prober { signalCancel(prober) }
+        publish(
+            .resumed(reason: "the operation that went offline (\(offline.reason)) ended; the next one tries again"),
+            operation: nil, sequence: lanes[l].name, now: now)
+        dispatch(Int32(l))
+    }
+
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
     private mutating func interrupt(_ slot: Int32, now: Int64) {
         if recording { records.append(.interrupted(slots[Int(slot)].record.operation.id, at: date(now))) }
@@ -270,6 +282,7 @@ extension PipelineStateMachine {
         }
         let id = slots[s].record.operation.id
         if recording { records.append(.finished(id, result, at: date(now))) }
+        if lanes[l].offline?.operation.id == id { abandonProbe(lane: l, now: now) }
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: s)
             let kind: CallEvent.Kind =

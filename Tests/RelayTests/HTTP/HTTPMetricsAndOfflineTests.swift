@@ -99,8 +99,13 @@ struct HTTPMetricsAndOfflineTests {
         #expect(Set(server.idempotencyKeys) == [operation.idempotencyKey])
     }
 
-    @Test("S9: a host name that does not resolve suspends the sequence; its operation can still be cancelled")
+    @Test(
+        "S9: a host name that does not resolve suspends the sequence; cancelling its operation resumes the sequence"
+    )
     func unresolvableHostGoesOfflineAndCancels() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/orders", .status(201))
         // The .invalid top-level domain never resolves (RFC 6761).
         let url = try #require(URL(string: "http://relay-test.invalid/orders"))
         try await withManualPoint { point, clock in
@@ -109,9 +114,14 @@ struct HTTPMetricsAndOfflineTests {
             let suspended = await recorder.waitFor { $0.kind.isSuspended }
             #expect(suspended.first.map { "\($0.kind)" }?.contains("does not resolve") == true)
             #expect(point.status(of: handle.id)?.attempts == 0)
+            let next = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: server.url("/orders"))))
             clock.advance(by: .milliseconds(250))
             #expect(try await point.cancel(handle.id))
             #expect(try await handle.outcome == .cancelled(.requested))
+            // Nothing waits for the unreachable host any more: the sequence resumes and the next call goes out.
+            let resumed = await recorder.waitFor { $0.kind.isResumed && $0.sequenceName == .data }
+            #expect(resumed.first.map { "\($0.kind)" }?.contains("ended") == true)
+            #expect(try await next.response.status == 201)
         }
     }
 }
