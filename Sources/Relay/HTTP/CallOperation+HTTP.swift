@@ -47,22 +47,3 @@ extension CallOperation {
         )
     }
 }
-
-extension HTTPCall {
-    /// The call as an operation's payload: JSON with sorted keys, so the same call always makes the same bytes.
-    var payload: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Encoding plain values and URLs cannot fail.
-        return (try? encoder.encode(self)) ?? Data()
-    }
-
-    /// Reads a call from an operation's payload.
-    init(payload: Data) throws(RelayError) {
-        do {
-            self = try JSONDecoder().decode(HTTPCall.self, from: payload)
-        } catch {
-            throw RelayError(.invalidArgument, "the operation's payload is not an HTTP call")
-        }
-    }
-}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A sequence's scheduling state inside the pipeline.
 struct Lane: Sendable {
     let name: CallSequence.Name
@@ -42,6 +44,12 @@ struct Lane: Sendable {
     var running: Int { counts.running }
 
     var oldestOpenCommit: UInt64? { openCommits.first }
+
+    /// Whether the lane is offline because of this operation.
+    func isOffline(for operation: UUID) -> Bool {
+        guard let offline else { return false }
+        return offline.operation.id == operation
+    }
 
     /// Counts one more unfinished operation of `snapshot`; snapshots arrive in increasing order.
     mutating func openCommit(_ snapshot: UInt64) {

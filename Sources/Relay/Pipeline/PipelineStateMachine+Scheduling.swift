@@ -282,7 +282,7 @@ extension PipelineStateMachine {
         }
         let id = slots[s].record.operation.id
         if recording { records.append(.finished(id, result, at: date(now))) }
-        if lanes[l].offline?.operation.id == id { abandonProbe(lane: l, now: now) }
+        if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: s)
             let kind: CallEvent.Kind =

@@ -64,4 +64,67 @@ struct HTTPCallTests {
             }
         }
     }
+
+    @Test("Every field of a call reaches the server: method, URL, headers, body and the accepted status codes")
+    func everyFieldOfACallIsSent() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/orders", [.status(418, "teapot")])
+        let call = HTTPCall(
+            method: "PATCH",
+            url: server.url("/orders?expand=lines"),
+            headers: ["X-Trace": "t-1", "Content-Type": "text/plain", "X-Émoji": "✓"],
+            body: .data(Data("patched".utf8)),
+            acceptedStatusCodes: [200, 418],
+            retryableStatusCodes: [503, 599],
+            timeout: .milliseconds(2500),
+            maximumRetryAfter: .seconds(7),
+            maximumRedirects: 0
+        )
+        try await DataPoint.with(storage: .volatile) { point in
+            let response = try await point.execute(call)
+            #expect(response.status == 418)
+            #expect(response.rawString == "teapot")
+        }
+        let request = try #require(server.requests.first)
+        #expect(request.method == "PATCH")
+        #expect(request.target == "/orders?expand=lines")
+        #expect(request.header("X-Trace") == "t-1")
+        #expect(request.header("Content-Type") == "text/plain")
+        #expect(request.body == Data("patched".utf8))
+        #expect(request.header("Idempotency-Key") != nil)
+    }
+
+    @Test("A call stored as JSON, as earlier versions stored it, still runs")
+    func aJSONPayloadStillRuns() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/legacy", [.status(201, "made")])
+        let call = HTTPCall(method: .post, url: server.url("/legacy"), body: .data(Data("old".utf8)))
+        let payload = try JSONEncoder().encode(call)
+        try await DataPoint.with(storage: .volatile) { point in
+            let handle = try await point.enqueue(CallOperation(kind: .http, payload: payload))
+            let response = try CallResponse(decoding: try await handle.value)
+            #expect(response.status == 201)
+        }
+        #expect(server.requests(to: "/legacy").map(\.body) == [Data("old".utf8)])
+    }
+
+    @Test("A payload that is not an HTTP call fails the operation with a reason, and sends nothing")
+    func aPayloadThatIsNotACallFails() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        try await DataPoint.with(storage: .volatile) { point in
+            for payload in [Data([0xB1, 1, 0xFF]), Data("{\"url\":1}".utf8), Data()] {
+                let handle = try await point.enqueue(CallOperation(kind: .http, payload: payload))
+                guard case .failed(let failure) = try await handle.outcome else {
+                    Issue.record("a payload of \(payload.count) bytes did not fail")
+                    continue
+                }
+                #expect(failure.reason.contains("not an HTTP call"))
+                #expect(failure.attempts == 1)
+            }
+        }
+        #expect(server.requests.isEmpty)
+    }
 }
