@@ -57,7 +57,7 @@ struct StateMachineTests {
         #expect(first.context.attempt == 1)
         // The bunch is full, so a second worker would park.
         #expect(startNext(&machine, lane: lane, worker: worker) == nil)
-        machine.finish(first.slot, worker: worker, end: .outcome(.completed(Data()), nil), now: 5)
+        machine.finish(first.slot, worker: worker, end: .outcome(.completed(Data())), now: 5)
         #expect(startNext(&machine, lane: lane, worker: worker) == operations[1].id)
     }
 
@@ -82,10 +82,10 @@ struct StateMachineTests {
             Issue.record("expected two jobs")
             return
         }
-        machine.finish(jobA.slot, worker: worker, end: .outcome(.completed(Data()), nil), now: 1)
+        machine.finish(jobA.slot, worker: worker, end: .outcome(.completed(Data())), now: 1)
         #expect(machine.lanes[Int(lane)].readyCount == 0)
         #expect(machine.status(of: c.id, now: 1)?.state == .pending(.dependencies(1)))
-        machine.finish(jobB.slot, worker: worker, end: .outcome(.skipped, nil), now: 2)
+        machine.finish(jobB.slot, worker: worker, end: .outcome(.skipped), now: 2)
         #expect(machine.lanes[Int(lane)].readyCount == 1)
         #expect(machine.status(of: c.id, now: 2)?.state == .pending(.ready))
     }

@@ -45,8 +45,21 @@ struct Lane: Sendable {
 
     var oldestOpenCommit: UInt64? { openCommits.first }
 
+    /// While the lane is offline, gives the probing to `worker` unless another worker has it; `nil` when online.
+    mutating func assignProbe(to worker: UInt64) -> PipelineStateMachine.NextJob? {
+        guard var offline else { return nil }
+        guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
+        offline.prober = worker
+        offline.probing = true
+        self.offline = offline
+        return .probe(offline.executor, offline.operation)
+    }
+
     /// Whether the lane is offline because of this operation.
-    func isOffline(for operation: UUID) -> Bool {
+    ///
+    /// Mutating only so that callers reach the lane in place: a plain method call on an array element copied the whole
+    /// lane on every finished operation.
+    mutating func isOffline(for operation: UUID) -> Bool {
         guard let offline else { return false }
         return offline.operation.id == operation
     }

@@ -216,7 +216,10 @@ extension PipelineCore {
         context.recorder = recorder
         do {
             let outcome = try await job.executor.execute(job.record.operation, context: context)
-            return .outcome(outcome, recorder.take(for: context.operationID, attempt: context.attempt))
+            guard let report = recorder.take(for: context.operationID, attempt: context.attempt) else {
+                return .outcome(outcome)
+            }
+            return .reported(outcome, report)
         } catch {
             _ = recorder.take(for: context.operationID, attempt: context.attempt)
             let reason = String(describing: error)

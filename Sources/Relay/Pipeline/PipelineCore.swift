@@ -17,6 +17,8 @@ final class PipelineCore: Sendable {
     let storage: any Storage
     let clock: ClockSource
     let configuration: DataPoint.Configuration
+    /// The snapshot the next commit is likely to get: a hint for building records outside the lock.
+    private let expectedSnapshot = Atomic<UInt64>(1)
 
     init(storage: any Storage, clock: ClockSource, configuration: DataPoint.Configuration) {
         self.storage = storage
@@ -81,8 +83,21 @@ final class PipelineCore: Sendable {
         return done.value
     }
 
+    /// Builds the commit's records before taking the lock, for the snapshot the previous commit suggests; the state
+    /// machine builds them itself in the rare case that another commit came first.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
-        try await command { (machine, now) throws(RelayError) in try machine.enqueue(operations, now: now) }
+        let expected = expectedSnapshot.load(ordering: .relaxed)
+        let prebuilt = operations.map { operation in
+            var stored = operation
+            stored.snapshot = expected
+            return OperationRecord(operation: stored)
+        }
+        let (records, next) = try await command { (machine, now) throws(RelayError) in
+            let records = try machine.enqueue(operations, prebuilt: prebuilt, now: now)
+            return (records, machine.lastSnapshot + 1)
+        }
+        expectedSnapshot.store(next, ordering: .relaxed)
+        return records
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {

@@ -4,8 +4,15 @@ extension PipelineStateMachine {
     /// Applies one commit atomically: every operation is validated first, and a rejected commit changes nothing.
     ///
     /// Returns each operation's record, in call order, for its handle.
+    ///
+    /// `prebuilt` holds records made outside the lock for the snapshot the caller expected; they are used when that
+    /// snapshot is the one this commit gets, so the critical section allocates nothing per operation.
     @discardableResult
-    mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [OperationRecord] {
+    mutating func enqueue(
+        _ batch: [CallOperation],
+        prebuilt: [OperationRecord] = [],
+        now: Int64
+    ) throws(RelayError) -> [OperationRecord] {
         switch lifecycle {
         case .stopping, .stopped:
             throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
@@ -18,7 +25,11 @@ extension PipelineStateMachine {
         var records: [OperationRecord] = []
         records.reserveCapacity(batch.count)
         do {
-            try allocate(batch, firstOrder: firstOrder, now: now, into: &fresh, records: &records)
+            let snapshot = lastSnapshot + 1
+            let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
+            try allocate(
+                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh,
+                records: &records)
             try validateDependencies(of: fresh, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
@@ -31,28 +42,40 @@ extension PipelineStateMachine {
     }
 
     /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap.
+    ///
+    /// Operations are read through their records: binding each element of `batch` copied it, retaining every field,
+    /// inside the lock.
     private mutating func allocate(
         _ batch: [CallOperation],
+        prebuilt: [OperationRecord],
         firstOrder: UInt64,
         now: Int64,
         into fresh: inout [Int32],
         records: inout [OperationRecord]
     ) throws(RelayError) {
         let snapshot = lastSnapshot + 1
+        let candidates =
+            prebuilt.isEmpty
+            ? batch.map { operation in
+                var stored = operation
+                stored.snapshot = snapshot
+                return OperationRecord(operation: stored)
+            } : prebuilt
         index.reserve(batch.count)
         // Commits usually name one sequence and one kind; look each up once.
         var lane: (name: CallSequence.Name, number: Int32)?
         var executor: (kind: CallKind, number: Int32)?
-        for operation in batch {
+        for record in candidates {
+            let id = record.operation.id
             let bucket: Int
             let idHash: UInt32
-            switch index.probe(operation.id, holds: { slots[Int($0)].record.id == operation.id }) {
+            switch index.probe(id, holds: { slots[Int($0)].record.id == id }) {
             case .found(let known):
-                guard slots[Int(known)].record.operation.hasSameContent(as: operation) else {
+                guard slots[Int(known)].record.operation.hasSameContent(as: record.operation) else {
                     throw RelayError(
                         .conflictingOperation,
-                        "operation \(operation.id) is already known with different content",
-                        operationIDs: [operation.id]
+                        "operation \(id) is already known with different content",
+                        operationIDs: [id]
                     )
                 }
                 records.append(slots[Int(known)].record)
@@ -61,30 +84,29 @@ extension PipelineStateMachine {
                 bucket = vacant
                 idHash = hash
             }
-            try validate(operation)
-            if lane?.name != operation.sequenceName {
-                guard let number = laneIndex[operation.sequenceName], lanes[Int(number)].isRegistered else {
+            try validate(record.operation)
+            if lane?.name != record.operation.sequenceName {
+                let name = record.operation.sequenceName
+                guard let number = laneIndex[name], lanes[Int(number)].isRegistered else {
                     throw RelayError(
                         .unknownSequence,
-                        "operation \(operation.id) names sequence \(operation.sequenceName), which is not registered",
-                        operationIDs: [operation.id]
+                        "operation \(id) names sequence \(name), which is not registered",
+                        operationIDs: [id]
                     )
                 }
-                lane = (operation.sequenceName, number)
+                lane = (name, number)
             }
-            if executor?.kind != operation.kind {
-                guard let number = executorIndex[operation.kind] else {
+            if executor?.kind != record.operation.kind {
+                let kind = record.operation.kind
+                guard let number = executorIndex[kind] else {
                     throw RelayError(
                         .unknownKind,
-                        "no executor is registered for kind \(operation.kind) of operation \(operation.id)",
-                        operationIDs: [operation.id]
+                        "no executor is registered for kind \(kind) of operation \(id)",
+                        operationIDs: [id]
                     )
                 }
-                executor = (operation.kind, number)
+                executor = (kind, number)
             }
-            var stored = operation
-            stored.snapshot = snapshot
-            let record = OperationRecord(operation: stored)
             let number = allocateSlot(
                 OperationSlot(
                     record: record,

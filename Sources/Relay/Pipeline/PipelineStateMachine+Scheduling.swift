@@ -36,13 +36,7 @@ extension PipelineStateMachine {
         guard lifecycle == .running, !cancelled else { return exit(worker) }
         if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker) }
         if lanes[l].workers > lanes[l].bunchSize { return exit(worker) }
-        if var offline = lanes[l].offline {
-            guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
-            offline.prober = worker
-            offline.probing = true
-            lanes[l].offline = offline
-            return .probe(offline.executor, offline.operation)
-        }
+        if let probing = lanes[l].assignProbe(to: worker) { return probing }
         guard suspensionCount == 0, lanes[l].suspensionCount == 0, lanes[l].running < lanes[l].bunchSize else {
             return .park
         }
@@ -141,21 +135,13 @@ extension PipelineStateMachine {
         slots[s].phase = .pending
         slots[s].worker = 0
         slots[s].runNanoseconds += now - slots[s].lastStartedAt
-        if case .outcome(_, let report?) = end {
+        switch end {
+        case .outcome(let outcome):
+            conclude(slot, outcome, lane: l, worker: worker, now: now)
+        case .reported(let outcome, let report):
             reports[slot] = AttemptFigures(report)
             publish(.attemptEnded(report), operation: slots[s].record.operation.id, sequence: lanes[l].name, now: now)
-        }
-        switch end {
-        case .outcome(.completed(let data), _):
-            finishTerminal(slot, .completed(data), now: now)
-        case .outcome(.skipped, _):
-            finishTerminal(slot, .skipped, now: now)
-        case .outcome(.failed(let reason), _):
-            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: Int(slots[s].attempts))), now: now)
-        case .outcome(.retry(let after, let reason), _):
-            retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
-        case .outcome(.offline(let reason), _):
-            goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
+            conclude(slot, outcome, lane: l, worker: worker, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .interrupted(let reason):
@@ -168,6 +154,23 @@ extension PipelineStateMachine {
             }
         }
         if lifecycle != .running && runningTotal == 0 { rearmTimer() }
+    }
+
+    /// Applies what the executor returned.
+    private mutating func conclude(_ slot: Int32, _ outcome: CallOutcome, lane l: Int, worker: UInt64, now: Int64) {
+        switch outcome {
+        case .completed(let data):
+            finishTerminal(slot, .completed(data), now: now)
+        case .skipped:
+            finishTerminal(slot, .skipped, now: now)
+        case .failed(let reason):
+            let attempts = Int(slots[Int(slot)].attempts)
+            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+        case .retry(let after, let reason):
+            retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
+        case .offline(let reason):
+            goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
+        }
     }
 
     private mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {

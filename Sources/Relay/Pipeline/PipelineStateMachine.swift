@@ -42,7 +42,9 @@ struct PipelineStateMachine: Sendable {
 
     /// How an attempt ended, as the worker saw it.
     enum AttemptEnd: Sendable {
-        case outcome(CallOutcome, AttemptReport?)
+        case outcome(CallOutcome)
+        /// An outcome with what the executor reported; boxed, so that the common case stays small to copy.
+        indirect case reported(CallOutcome, AttemptReport)
         /// The executor threw while its task was not cancelled.
         case error(String)
         /// The executor threw while its task was cancelled: by request, or by shutdown.
