@@ -51,6 +51,28 @@ struct IdentityAndCommitTests {
         }
     }
 
+    @Test("S2: commits made at once from many tasks each get their own snapshot, and every operation carries it")
+    func concurrentCommitsGetTheirOwnSnapshots() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let commits = (0..<64).map { size in (0...size % 5).map { _ in CallOperation(kind: .noop) } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for commit in commits {
+                    group.addTask { try await point.enqueue(commit) }
+                }
+                try await group.waitForAll()
+            }
+            var seen: Set<UInt64> = []
+            for commit in commits {
+                let snapshots = Set(commit.map { point.pipeline.operation($0.id)?.snapshot })
+                #expect(snapshots.count == 1, "a commit's operations carry different snapshots: \(snapshots)")
+                if let snapshot = snapshots.first ?? nil { seen.insert(snapshot) }
+            }
+            #expect(seen == Set(1...64))
+            #expect(point.pipeline.lastSnapshot == 64)
+        }
+    }
+
     @Test("S2: a commit is atomic: one bad operation rejects all of them")
     func commitIsAtomic() async throws {
         let storage = RecordingStorage()
