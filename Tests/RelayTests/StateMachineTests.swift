@@ -54,7 +54,7 @@ struct StateMachineTests {
             return
         }
         #expect(first.record.id == operations[0].id)
-        #expect(first.context.attempt == 1)
+        #expect(first.attempt == 1)
         // The bunch is full, so a second worker would park.
         #expect(startNext(&machine, lane: lane, worker: worker) == nil)
         machine.finish(first.slot, worker: worker, end: .outcome(.completed(Data())), now: 5)

@@ -212,7 +212,8 @@ extension PipelineCore {
         _ job: PipelineStateMachine.Job,
         recorder: AttemptRecorder
     ) async -> PipelineStateMachine.AttemptEnd {
-        var context = job.context
+        var context = CallContext(
+            attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation)
         context.recorder = recorder
         do {
             let outcome = try await job.executor.execute(job.record.operation, context: context)

@@ -60,17 +60,17 @@ extension PipelineStateMachine {
         lanes[l].counts.running += 1
         runningTotal += 1
         let attempt = Int(slots[s].attempts)
-        let id = slots[s].record.operation.id
-        let startedAt = date(now)
-        if recording { records.append(.started(id, attempt: attempt, at: startedAt)) }
-        if hub.isActive {
+        if recording || hub.isActive {
+            let id = slots[s].record.operation.id
+            if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
             publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
         }
         return Job(
             slot: slot,
             record: slots[s].record,
             executor: executors[Int(slots[s].executor)],
-            context: CallContext(attempt: attempt, startedAt: startedAt, operation: slots[s].record.operation)
+            attempt: attempt,
+            startedAt: now
         )
     }
 

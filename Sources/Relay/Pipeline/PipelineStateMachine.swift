@@ -37,7 +37,9 @@ struct PipelineStateMachine: Sendable {
         let slot: Int32
         let record: OperationRecord
         let executor: any CallExecutor
-        let context: CallContext
+        let attempt: Int
+        /// Clock time; the worker makes the context's date after the lock is released.
+        let startedAt: Int64
     }
 
     /// How an attempt ended, as the worker saw it.

@@ -43,7 +43,7 @@ final class StateLock<State>: @unchecked Sendable {
                 return
             }
             attempts += 1
-            if attempts >= 64 {
+            if attempts >= 1024 {
                 // The holder may have been preempted; let it run.
                 sched_yield()
                 attempts = 0
