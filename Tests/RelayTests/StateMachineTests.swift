@@ -179,7 +179,7 @@ struct StateMachineTests {
                 live.append(step)
             } else {
                 let slot = live.remove(at: Int.random(in: 0..<live.count, using: &generator))
-                index.remove(idOfSlot[slot]!, slot: slot)
+                index.remove(hash: OperationIndex.hash(idOfSlot[slot]!), slot: slot)
                 idOfSlot[slot] = nil
             }
         }

@@ -20,6 +20,8 @@ struct OperationIndex: Sendable {
     private var entries: [Entry]
     private var mask: Int
     private(set) var count = 0
+    /// Where ``warm(_:)`` leaves what it read, so that the reads are kept.
+    private var warmed: Int32 = 0
 
     init(capacity: Int = 64) {
         var size = 16
@@ -50,7 +52,11 @@ struct OperationIndex: Sendable {
     /// Finds `id`, asking `holds` to confirm a slot whose hash matches; a vacant answer stays valid until the table
     /// next changes.
     func probe(_ id: UUID, holds: (Int32) -> Bool) -> Probe {
-        let hash = Self.hash(id)
+        probe(id, hash: Self.hash(id), holds: holds)
+    }
+
+    /// ``probe(_:holds:)`` with the id's ``hash(_:)`` computed already.
+    func probe(_ id: UUID, hash: UInt32, holds: (Int32) -> Bool) -> Probe {
         var bucket = Int(hash) & mask
         while true {
             let entry = entries[bucket]
@@ -66,9 +72,19 @@ struct OperationIndex: Sendable {
         count += 1
     }
 
-    /// Removes the entry of `slot`, which holds `id`.
-    mutating func remove(_ id: UUID, slot: Int32) {
-        var hole = Int(Self.hash(id)) & mask
+    /// Reads the home bucket of each hash in one tight pass.
+    ///
+    /// Ids are random, so every bucket a batch touches is a cache miss. Issued back to back, the misses overlap;
+    /// spread among a batch's other work, they would be paid one after another.
+    mutating func warm<Hashes: Sequence<UInt32>>(_ hashes: Hashes) {
+        var sum: Int32 = 0
+        for hash in hashes { sum &+= entries[Int(hash) & mask].slot }
+        warmed = sum
+    }
+
+    /// Removes the entry of `slot`, whose id has the given ``hash(_:)``.
+    mutating func remove(hash: UInt32, slot: Int32) {
+        var hole = Int(hash) & mask
         while entries[hole].slot != slot {
             if entries[hole].slot == Self.empty { return }
             hole = (hole + 1) & mask

@@ -25,6 +25,8 @@ struct OperationSlot: Sendable {
     var attempts: Int32 = 0
     var gated = false
     var cancelRequested = false
+    /// The id's ``OperationIndex/hash(_:)``, kept here so that eviction need not read the record.
+    var indexHash: UInt32 = 0
     var order: UInt64
     var snapshot: UInt64
     /// The first operation waiting for this one.

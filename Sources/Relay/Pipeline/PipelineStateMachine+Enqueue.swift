@@ -62,14 +62,16 @@ extension PipelineStateMachine {
                 return OperationRecord(operation: stored)
             } : prebuilt
         index.reserve(batch.count)
+        let hashes = candidates.map { OperationIndex.hash($0.operation.id) }
+        index.warm(hashes)
         // Commits usually name one sequence and one kind; look each up once.
         var lane: (name: CallSequence.Name, number: Int32)?
         var executor: (kind: CallKind, number: Int32)?
-        for record in candidates {
+        for (record, hash) in zip(candidates, hashes) {
             let id = record.operation.id
             let bucket: Int
             let idHash: UInt32
-            switch index.probe(id, holds: { slots[Int($0)].record.id == id }) {
+            switch index.probe(id, hash: hash, holds: { slots[Int($0)].record.id == id }) {
             case .found(let known):
                 guard slots[Int(known)].record.operation.hasSameContent(as: record.operation) else {
                     throw RelayError(
@@ -112,6 +114,7 @@ extension PipelineStateMachine {
                     record: record,
                     lane: lane?.number ?? 0,
                     executor: executor?.number ?? -1,
+                    indexHash: idHash,
                     order: firstOrder + UInt64(fresh.count),
                     snapshot: snapshot,
                     enqueuedAt: now
@@ -220,7 +223,7 @@ extension PipelineStateMachine {
 
     private mutating func rollBack(_ fresh: [Int32]) {
         for slot in fresh.reversed() {
-            index.remove(slots[Int(slot)].record.id, slot: slot)
+            index.remove(hash: slots[Int(slot)].indexHash, slot: slot)
             vacate(slot)
         }
     }

@@ -128,6 +128,7 @@ extension PipelineStateMachine {
                 record: OperationRecord(operation: entry.operation),
                 lane: lane,
                 executor: executorIndex[entry.operation.kind] ?? -1,
+                indexHash: idHash,
                 order: nextOrder,
                 snapshot: entry.operation.snapshot ?? 0,
                 enqueuedAt: clock.time(of: entry.enqueuedAt)

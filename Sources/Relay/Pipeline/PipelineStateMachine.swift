@@ -443,15 +443,24 @@ struct PipelineStateMachine: Sendable {
     // MARK: - Retention
 
     mutating func evictExpired(now: Int64) {
-        while let oldest = retained.first, oldest.finishedAt <= now - limits.retention {
-            _ = retained.popFirst()
-            free(oldest.slot)
+        let deadline = now - limits.retention
+        var expired: [Int32] = []
+        while let oldest = retained.first, oldest.finishedAt <= deadline {
+            expired.removeAll(keepingCapacity: true)
+            while expired.count < 256, let entry = retained.first, entry.finishedAt <= deadline {
+                _ = retained.popFirst()
+                expired.append(entry.slot)
+            }
+            // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass
+            // lets the misses overlap, instead of queueing behind each other among the evictions' other work.
+            index.warm(expired.map { slots[Int($0)].indexHash })
+            for slot in expired { free(slot) }
         }
     }
 
     private mutating func free(_ slot: Int32) {
         guard slots[Int(slot)].phase == .finished else { return }
-        index.remove(slots[Int(slot)].record.id, slot: slot)
+        index.remove(hash: slots[Int(slot)].indexHash, slot: slot)
         vacate(slot)
     }
 
