@@ -127,7 +127,7 @@ public final class URLSessionTransport: HTTPTransport {
 
 /// Watches one in-memory request for its response headers, and refuses redirects should URLSession ask this
 /// delegate rather than the session's.
-private final class ResponseWatcher: NSObject, URLSessionDataDelegate, Sendable {
+private final class ResponseWatcher: NSObject, RedirectRefusing, Sendable {
     private let onResponseHeaders: @Sendable () -> Void
     private let fired = Mutex(false)
 
@@ -154,16 +154,6 @@ private final class ResponseWatcher: NSObject, URLSessionDataDelegate, Sendable 
     ) {
         headersArrived()
         completionHandler(.allow)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }
 
@@ -205,7 +195,7 @@ private final class Transfer: Sendable {
     }
 }
 
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+private final class SessionDelegate: NSObject, RedirectRefusing, Sendable {
     private let transfers = Mutex([Int: Transfer]())
 
     func start(_ task: URLSessionTask, _ transfer: Transfer) {
@@ -260,17 +250,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         totalBytesExpectedToSend: Int64
     ) {
         transfer(task)?.state.withLock { $0.bytesSent = Int(totalBytesSent) }
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        // The executor follows redirects itself, deciding which headers may go along.
-        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -328,5 +307,21 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         default:
             return HTTPTransportError(.other, "URLSession failed with code \(error.code.rawValue)")
         }
+    }
+}
+
+/// A delegate that never lets URLSession follow a redirect: the executor follows redirects itself, deciding which
+/// headers may go along.
+private protocol RedirectRefusing: URLSessionDataDelegate {}
+
+extension RedirectRefusing {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
