@@ -22,6 +22,34 @@ struct EventTests {
         }
     }
 
+    @Test("S13: a subscriber reading while transitions arrive gets every event once, numbered without gaps")
+    func concurrentReadingLosesNothing() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let stream = point.events()
+            let commits = 40
+            let perCommit = 250
+            try await withThrowingTaskGroup(of: [UUID].self) { group in
+                group.addTask {
+                    var ids: [UUID] = []
+                    for _ in 0..<commits {
+                        ids += try await point.enqueue((0..<perCommit).map { _ in CallOperation(kind: .noop) }).map(
+                            \.id)
+                    }
+                    return ids
+                }
+                var received: [CallEvent] = []
+                for await event in stream {
+                    received.append(event)
+                    if received.count == commits * perCommit { break }
+                }
+                let enqueued = try await group.next() ?? []
+                #expect(received.map(\.operationID) == enqueued)
+                #expect(zip(received, received.dropFirst()).allSatisfy { $0.sequenceNumber + 1 == $1.sequenceNumber })
+            }
+        }
+    }
+
     @Test("S13: every event kind reaches a subscriber")
     func everyKind() async throws {
         try await withManualPoint { point, clock in
@@ -83,6 +111,27 @@ struct EventTests {
             #expect(received.dropFirst().map(\.operationID) == handles.suffix(10).map(\.id))
             #expect(zip(received, received.dropFirst()).allSatisfy { $0.sequenceNumber < $1.sequenceNumber })
             #expect(point.metrics().droppedEvents == 90)
+        }
+    }
+
+    @Test("S13: drops that span several transitions keep the newest events, in order, after one dropped count")
+    func dropsAcrossTransitions() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let stream = point.events(bufferSize: 10)
+            var handles: [CallHandle] = []
+            for _ in 0..<7 {
+                handles += try await point.enqueue((0..<3).map { _ in CallOperation(kind: .noop) })
+            }
+            var received: [CallEvent] = []
+            for await event in stream {
+                received.append(event)
+                if received.count == 11 { break }
+            }
+            #expect(received.first?.kind == .dropped(count: 11))
+            #expect(received.first?.sequenceNumber == received.dropFirst().first.map { $0.sequenceNumber - 1 })
+            #expect(received.dropFirst().map(\.operationID) == handles.suffix(10).map(\.id))
+            #expect(point.metrics().droppedEvents == 11)
         }
     }
 

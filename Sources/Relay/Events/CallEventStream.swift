@@ -31,8 +31,12 @@ public struct CallEventStream: AsyncSequence, Sendable {
     /// Iterates a subscriber's events.
     public struct Iterator: AsyncIteratorProtocol {
         private let lifetime: SubscriptionLifetime
+        private var taken = EventSubscription.Taken()
+        private var nextBatch = 0
         private var batch: [CallEvent] = []
         private var index = 0
+        /// The largest batch read so far, emptied and handed back with the next take.
+        private var spent: [CallEvent] = []
 
         init(lifetime: SubscriptionLifetime) {
             self.lifetime = lifetime
@@ -42,17 +46,27 @@ public struct CallEventStream: AsyncSequence, Sendable {
         ///
         /// - Returns: The next event.
         public mutating func next() async -> CallEvent? {
-            if index < batch.count {
-                defer { index += 1 }
-                return batch[index]
+            while index == batch.count {
+                if batch.capacity > spent.capacity { swap(&batch, &spent) }
+                batch = []
+                if nextBatch == taken.batches.count {
+                    var handBack: [CallEvent] = []
+                    swap(&handBack, &spent)
+                    handBack.removeAll(keepingCapacity: true)
+                    nextBatch = 0
+                    index = 0
+                    guard await lifetime.subscription.nextBatch(into: &taken, returning: consume handBack) else {
+                        taken = EventSubscription.Taken()
+                        return nil
+                    }
+                    continue
+                }
+                swap(&batch, &taken.batches[nextBatch])
+                index = nextBatch == taken.trimmedBatch ? taken.trimmed : 0
+                nextBatch += 1
             }
-            index = 0
-            guard await lifetime.subscription.nextBatch(into: &batch), !batch.isEmpty else {
-                batch.removeAll()
-                return nil
-            }
-            index = 1
-            return batch[0]
+            defer { index += 1 }
+            return batch[index]
         }
     }
 }

@@ -61,7 +61,9 @@ struct EventHub: Sendable {
         )
         nextSequenceNumber += 1
         if !everything.isEmpty {
-            if pending.isEmpty && lastBatchSize > 16 { pending.reserveCapacity(lastBatchSize) }
+            if pending.isEmpty && pending.capacity < lastBatchSize && lastBatchSize > 16 {
+                pending.reserveCapacity(lastBatchSize)
+            }
             pending.append(event)
         }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
@@ -79,18 +81,26 @@ struct EventHub: Sendable {
     /// Hands the transition's gathered events to every subscriber of everything; called before the lock is released.
     mutating func flush(wakes: inout [any EventSink]) {
         guard !pending.isEmpty else { return }
+        // Subscribers keep the array itself; the next events go into one a subscriber has emptied, if any.
+        var next: [CallEvent] = []
         for subscriber in everything {
-            deliver(pending, to: subscriber.sink, wakes: &wakes)
+            let spare = deliver(pending, to: subscriber.sink, wakes: &wakes)
+            if spare.capacity > next.capacity { next = spare }
         }
-        // Subscribers share the array until they change it; a fresh one avoids copying it back.
         lastBatchSize = pending.count
-        pending = []
+        pending = next
     }
 
-    private mutating func deliver(_ events: [CallEvent], to sink: any EventSink, wakes: inout [any EventSink]) {
+    @discardableResult
+    private mutating func deliver(
+        _ events: [CallEvent],
+        to sink: any EventSink,
+        wakes: inout [any EventSink]
+    ) -> [CallEvent] {
         let delivery = sink.receive(events)
         droppedEvents += delivery.dropped
         if delivery.needsWake { wakes.append(sink) }
+        return delivery.spare
     }
 
     /// Ends every stream, at shutdown.

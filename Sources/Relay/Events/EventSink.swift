@@ -21,8 +21,12 @@ package struct EventDelivery: Sendable {
     /// How many older events the sink dropped to make room.
     package var dropped: Int
 
-    package init(needsWake: Bool, dropped: Int) {
+    /// An empty array with room, which the pipeline fills with its next events instead of allocating.
+    package var spare: [CallEvent]
+
+    package init(needsWake: Bool, dropped: Int, spare: [CallEvent] = []) {
         self.needsWake = needsWake
         self.dropped = dropped
+        self.spare = spare
     }
 }

@@ -6,14 +6,32 @@ import Synchronization
 /// When the buffer is full the oldest event is dropped, and the consumer receives a
 /// ``CallEvent/Kind/dropped(count:)`` event in its place, numbered like the last dropped event.
 final class EventSubscription: EventSink {
+    /// What the iterator takes in one go: the transitions' batches, oldest first.
+    struct Taken {
+        var batches: [[CallEvent]] = []
+        /// The batch whose leading events were dropped, and how many; the dropped notice comes before it.
+        var trimmedBatch = 0
+        var trimmed = 0
+    }
+
     private struct State {
-        var buffer = FIFOQueue<CallEvent>()
+        /// The transitions' batches as they arrived, kept whole so that no event is copied on its way to the consumer.
+        var batches = FIFOQueue<[CallEvent]>()
+        /// How many leading events of the oldest batch were dropped.
+        var trimmed = 0
+        var count = 0
         var dropped = 0
         var lastDropped: CallEvent?
+        /// A batch the consumer has emptied, handed back to the pipeline to fill next: big batches then reuse their
+        /// memory instead of faulting in fresh pages every transition.
+        var spare: [CallEvent] = []
         var waiter: CheckedContinuation<Void, Never>?
         var wakeScheduled = false
         var closed = false
     }
+
+    /// The most events a handed-back batch may have room for; a rare burst's memory is freed rather than kept.
+    private static var largestSpare: Int { 1 << 16 }
 
     private let state = Mutex(State())
     private let capacity: Int
@@ -24,22 +42,37 @@ final class EventSubscription: EventSink {
 
     func receive(_ events: [CallEvent]) -> EventDelivery {
         state.withLock { state in
-            guard !state.closed else { return EventDelivery(needsWake: false, dropped: 0) }
-            var dropped = 0
-            if state.buffer.count + events.count <= capacity {
-                state.buffer.append(contentsOf: events)
-            } else {
-                for event in events {
-                    if state.buffer.count >= capacity {
-                        state.lastDropped = state.buffer.popFirst()
-                        dropped += 1
-                    }
-                    state.buffer.append(event)
-                }
-            }
-            state.dropped += dropped
-            return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped)
+            guard !state.closed, !events.isEmpty else { return EventDelivery(needsWake: false, dropped: 0) }
+            state.batches.append(events)
+            state.count += events.count
+            let dropped = Self.dropOldest(state.count - capacity, from: &state)
+            var spare: [CallEvent] = []
+            swap(&spare, &state.spare)
+            return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped, spare: spare)
         }
+    }
+
+    /// Drops up to `excess` of the oldest events, remembering the newest of them to number the dropped notice.
+    private static func dropOldest(_ excess: Int, from state: inout State) -> Int {
+        guard excess > 0 else { return 0 }
+        var remaining = excess
+        while remaining > 0, let oldest = state.batches.first {
+            let left = oldest.count - state.trimmed
+            if left <= remaining {
+                _ = state.batches.popFirst()
+                state.lastDropped = oldest.last
+                state.trimmed = 0
+                remaining -= left
+            } else {
+                state.trimmed += remaining
+                state.lastDropped = oldest[state.trimmed - 1]
+                remaining = 0
+            }
+        }
+        let dropped = excess - remaining
+        state.count -= dropped
+        state.dropped += dropped
+        return dropped
     }
 
     func close() -> Bool {
@@ -69,10 +102,20 @@ final class EventSubscription: EventSink {
         case empty
     }
 
-    /// Moves every buffered event into `batch`, waiting for at least one; returns `false` once the stream has ended.
-    func nextBatch(into batch: inout [CallEvent]) async -> Bool {
+    /// Moves every buffered batch into `taken`, waiting for at least one event.
+    ///
+    /// - Parameters:
+    ///   - taken: Receives the batches; its previous contents are discarded.
+    ///   - spent: An emptied batch for the pipeline to reuse.
+    /// - Returns: `false` once the stream has ended.
+    func nextBatch(into taken: inout Taken, returning spent: consuming [CallEvent]) async -> Bool {
+        if spent.capacity <= Self.largestSpare {
+            state.withLock { state in
+                if spent.capacity > state.spare.capacity { swap(&spent, &state.spare) }
+            }
+        }
         while true {
-            switch take(into: &batch) {
+            switch take(into: &taken) {
             case .took: return true
             case .finished: return false
             case .empty: break
@@ -81,7 +124,7 @@ final class EventSubscription: EventSink {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { state in
-                        if !state.buffer.isEmpty || state.dropped > 0 || state.closed || Task.isCancelled {
+                        if state.count > 0 || state.dropped > 0 || state.closed || Task.isCancelled {
                             return true
                         }
                         state.waiter = continuation
@@ -95,24 +138,27 @@ final class EventSubscription: EventSink {
         }
     }
 
-    private func take(into batch: inout [CallEvent]) -> Take {
+    private func take(into taken: inout Taken) -> Take {
         state.withLock { state in
-            guard !state.buffer.isEmpty || state.dropped > 0 else { return state.closed ? .finished : .empty }
-            batch.removeAll(keepingCapacity: true)
+            guard state.count > 0 || state.dropped > 0 else { return state.closed ? .finished : .empty }
+            taken.batches.removeAll(keepingCapacity: true)
             if state.dropped > 0, let last = state.lastDropped {
-                batch.append(
-                    CallEvent(
-                        sequenceNumber: last.sequenceNumber,
-                        date: last.date,
-                        operationID: nil,
-                        sequenceName: nil,
-                        kind: .dropped(count: state.dropped)
-                    )
+                let notice = CallEvent(
+                    sequenceNumber: last.sequenceNumber,
+                    date: last.date,
+                    operationID: nil,
+                    sequenceName: nil,
+                    kind: .dropped(count: state.dropped)
                 )
+                taken.batches.append([notice])
                 state.dropped = 0
                 state.lastDropped = nil
             }
-            state.buffer.drain(into: &batch)
+            taken.trimmedBatch = taken.batches.count
+            taken.trimmed = state.trimmed
+            state.batches.drain(into: &taken.batches)
+            state.trimmed = 0
+            state.count = 0
             return .took
         }
     }
