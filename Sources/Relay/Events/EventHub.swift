@@ -61,9 +61,7 @@ struct EventHub: Sendable {
         )
         nextSequenceNumber += 1
         if !everything.isEmpty {
-            if pending.isEmpty && pending.capacity < lastBatchSize && lastBatchSize > 16 {
-                pending.reserveCapacity(lastBatchSize)
-            }
+            if pending.isEmpty && lastBatchSize > 16 { pending.reserveCapacity(lastBatchSize) }
             pending.append(event)
         }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
