@@ -66,10 +66,6 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let task: URLSessionTask
         switch request.body {
-        case .none where file == nil:
-            return try await exchange(urlRequest, sending: nil, onResponseHeaders: onResponseHeaders)
-        case .data(let data) where file == nil:
-            return try await exchange(urlRequest, sending: data, onResponseHeaders: onResponseHeaders)
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
@@ -87,73 +83,12 @@ public final class URLSessionTransport: HTTPTransport {
                 delegate.start(task, transfer)
             }
         } onCancel: {
-            task.cancel()
+            // The handler runs under the cancelled task's status lock, and `cancel()` waits for the session's work
+            // queue, which may itself be waiting for that lock to resume the task after its last callback: a
+            // deadlock. FoundationNetworking's own async methods cancel that way, which is why the transport uses
+            // none of them. The cancel goes to another thread; the task's completion then resumes the caller.
+            DispatchQueue.global().async { task.cancel() }
         }
-    }
-
-    /// A request whose body, if any, and response fit in memory: URLSession hands the response straight back, without
-    /// the callback hops that streaming needs, which matters for the many small calls of an API client.
-    private func exchange(
-        _ urlRequest: URLRequest,
-        sending body: Data?,
-        onResponseHeaders: @escaping @Sendable () -> Void
-    ) async throws -> HTTPTransportResponse {
-        let watcher = ResponseWatcher(onResponseHeaders: onResponseHeaders)
-        let data: Data
-        let response: URLResponse
-        do {
-            if let body {
-                (data, response) = try await session.upload(for: urlRequest, from: body, delegate: watcher)
-            } else {
-                (data, response) = try await session.data(for: urlRequest, delegate: watcher)
-            }
-        } catch {
-            throw SessionDelegate.classify(error, responded: watcher.responded)
-        }
-        guard let http = response as? HTTPURLResponse else {
-            throw HTTPTransportError(.other, "the response is not an HTTP response")
-        }
-        // The headers callback runs on the callback queue and may come after the body; they have arrived either way.
-        watcher.headersArrived()
-        return HTTPTransportResponse(
-            status: http.statusCode,
-            headers: SessionDelegate.headers(of: http),
-            body: data,
-            bytesSent: body?.count ?? 0,
-            bytesReceived: data.count
-        )
-    }
-}
-
-/// Watches one in-memory request for its response headers, and refuses redirects should URLSession ask this
-/// delegate rather than the session's.
-private final class ResponseWatcher: NSObject, RedirectRefusing, Sendable {
-    private let onResponseHeaders: @Sendable () -> Void
-    private let fired = Mutex(false)
-
-    init(onResponseHeaders: @escaping @Sendable () -> Void) {
-        self.onResponseHeaders = onResponseHeaders
-    }
-
-    var responded: Bool { fired.withLock { $0 } }
-
-    /// Reports the headers once, however many times it is called.
-    func headersArrived() {
-        let first = fired.withLock { fired in
-            defer { fired = true }
-            return !fired
-        }
-        if first { onResponseHeaders() }
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        dataTask: URLSessionDataTask,
-        didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        headersArrived()
-        completionHandler(.allow)
     }
 }
 
@@ -195,7 +130,7 @@ private final class Transfer: Sendable {
     }
 }
 
-private final class SessionDelegate: NSObject, RedirectRefusing, Sendable {
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Mutex([Int: Transfer]())
 
     func start(_ task: URLSessionTask, _ transfer: Transfer) {
@@ -250,6 +185,17 @@ private final class SessionDelegate: NSObject, RedirectRefusing, Sendable {
         totalBytesExpectedToSend: Int64
     ) {
         transfer(task)?.state.withLock { $0.bytesSent = Int(totalBytesSent) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // The executor follows redirects itself, deciding which headers may go along.
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -307,21 +253,5 @@ private final class SessionDelegate: NSObject, RedirectRefusing, Sendable {
         default:
             return HTTPTransportError(.other, "URLSession failed with code \(error.code.rawValue)")
         }
-    }
-}
-
-/// A delegate that never lets URLSession follow a redirect: the executor follows redirects itself, deciding which
-/// headers may go along.
-private protocol RedirectRefusing: URLSessionDataDelegate {}
-
-extension RedirectRefusing {
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }
