@@ -27,6 +27,22 @@ struct OperationTests {
         #expect(decoded.idempotencyKey == "order-42")
     }
 
+    @Test("an operation is a value: changing a copy leaves the original as it was")
+    func valueSemantics() {
+        let original = CallOperation(kind: "fetch", priority: 1, payload: Data("a".utf8))
+        var copy = original
+        #expect(copy == original)
+        copy.priority = 2
+        copy.payload = Data("b".utf8)
+        copy.idempotencyKey = "key"
+        #expect(original.priority == 1)
+        #expect(original.payload == Data("a".utf8))
+        #expect(original.idempotencyKey == original.id.uuidString.lowercased())
+        #expect(copy.priority == 2 && copy.payload == Data("b".utf8) && copy.idempotencyKey == "key")
+        #expect(copy != original)
+        #expect(Set([original, copy, original]).count == 2)
+    }
+
     @Test("the idempotency key is derived from the id unless set, and stays the same across attempts")
     func idempotencyKeyIsStable() async throws {
         let operation = CallOperation(kind: "flaky", retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))

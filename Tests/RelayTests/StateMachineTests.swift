@@ -90,6 +90,58 @@ struct StateMachineTests {
         #expect(machine.status(of: c.id, now: 2)?.state == .pending(.ready))
     }
 
+    /// Enqueues `operations` on a lane of `bunchSize`, runs the first on the worker it spawns, then finishes it and
+    /// returns the worker's next step.
+    private func finishFirst(
+        of operations: [CallOperation],
+        bunchSize: Int
+    ) throws -> (PipelineStateMachine, Int32, PipelineStateMachine.NextJob) {
+        var (machine, lane) = try self.machine()
+        try machine.upsertLane(
+            .data, sequence: CallSequence(name: .data), bunchSize: bunchSize, algorithm: .flat, addingSuspensions: 0,
+            now: 0)
+        try machine.enqueue(operations, now: 0)
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        let first = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        guard case .run(let job) = first else { throw RelayError(.invalidArgument, "expected a job") }
+        let next = machine.finish(
+            job.slot, worker: worker, end: .outcome(.completed(Data())), thenNextJobIn: lane, claimWake: false,
+            cancelled: false, now: 1)
+        return (machine, lane, next)
+    }
+
+    @Test("S5: the worker that finishes a dependency takes the dependent itself, and no other worker is woken for it")
+    func finishingWorkerTakesTheDependent() throws {
+        let a = CallOperation(kind: "noop")
+        let b = CallOperation(kind: "noop", dependencies: [a.id])
+        let (machine, lane, next) = try finishFirst(of: [a, b], bunchSize: 4)
+        guard case .run(let job) = next else {
+            Issue.record("expected the dependent")
+            return
+        }
+        #expect(job.record.id == b.id)
+        #expect(machine.lanes[Int(lane)].workers == 1)
+        #expect(machine.lanes[Int(lane)].pendingSpawns == 0)
+        #expect(machine.lanes[Int(lane)].wakesInFlight == 0)
+        #expect(machine.effects.workerWakes.isEmpty)
+    }
+
+    @Test("S4: work a finish leaves beyond the worker's next job still wakes other workers, within the bunch size")
+    func finishStillDispatchesTheRest() throws {
+        let root = CallOperation(kind: "noop")
+        let children = (0..<5).map { _ in CallOperation(kind: "noop", dependencies: [root.id]) }
+        let (machine, lane, next) = try finishFirst(of: [root] + children, bunchSize: 3)
+        guard case .run = next else {
+            Issue.record("expected a child")
+            return
+        }
+        // One child runs here; the bunch of 3 leaves room for two more workers, asked for once.
+        #expect(machine.lanes[Int(lane)].running == 1)
+        #expect(machine.lanes[Int(lane)].pendingSpawns == 2)
+        #expect(machine.lanes[Int(lane)].workers == 3)
+    }
+
     @Test("S13: with no subscriber, no event is built or numbered")
     func noSubscriberNoEvents() throws {
         var (machine, lane) = try self.machine()

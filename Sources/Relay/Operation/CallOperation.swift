@@ -24,35 +24,97 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     }
 
     /// The operation's identity, unique within a DataPoint.
-    public var id: UUID
+    public var id: UUID {
+        get { storage.fields.id }
+        set { change { $0.id = newValue } }
+    }
     /// Which executor runs the operation.
-    public var kind: CallKind
+    public var kind: CallKind {
+        get { storage.fields.kind }
+        set { change { $0.kind = newValue } }
+    }
     /// The sequence (lane) that runs the operation; ``CallSequence/Name/data`` by default.
-    public var sequenceName: CallSequence.Name
+    public var sequenceName: CallSequence.Name {
+        get { storage.fields.sequenceName }
+        set { change { $0.sequenceName = newValue } }
+    }
     /// Operations, in any sequence, that must finish `completed` or `skipped` before this one starts.
-    public var dependencies: Set<UUID>
+    public var dependencies: Set<UUID> {
+        get { storage.fields.dependencies }
+        set { change { $0.dependencies = newValue } }
+    }
     /// A soft hint among ready operations of one sequence: higher starts first.
     ///
     /// It never overrides dependencies.
-    public var priority: Int
+    public var priority: Int {
+        get { storage.fields.priority }
+        set { change { $0.priority = newValue } }
+    }
     /// The executor's input, stored as is.
-    public var payload: Data
+    public var payload: Data {
+        get { storage.fields.payload }
+        set { change { $0.payload = newValue } }
+    }
     /// Small key-value metadata that is stored with the operation.
-    public var persistentUserInfo: [String: String]
+    public var persistentUserInfo: [String: String] {
+        get { storage.fields.persistentUserInfo }
+        set { change { $0.persistentUserInfo = newValue } }
+    }
     /// How failures are retried.
-    public var retryPolicy: RetryPolicy
+    public var retryPolicy: RetryPolicy {
+        get { storage.fields.retryPolicy }
+        set { change { $0.retryPolicy = newValue } }
+    }
     /// What happens when a dependency fails or is cancelled.
-    public var onDependencyFailure: DependencyFailurePolicy
+    public var onDependencyFailure: DependencyFailurePolicy {
+        get { storage.fields.onDependencyFailure }
+        set { change { $0.onDependencyFailure = newValue } }
+    }
     /// The snapshot (commit number) assigned at enqueue; `nil` before the operation is enqueued.
+    ///
+    /// Kept beside the shared fields, so that enqueueing sets it without copying them.
     public internal(set) var snapshot: UInt64?
-    private(set) var explicitIdempotencyKey: String?
+    var explicitIdempotencyKey: String? { storage.fields.explicitIdempotencyKey }
 
     /// A key that stays the same across attempts and restarts, so receivers can deduplicate.
     ///
     /// Unless set, it is derived from ``id``.
     public var idempotencyKey: String {
         get { explicitIdempotencyKey ?? Self.derivedIdempotencyKey(id) }
-        set { explicitIdempotencyKey = newValue }
+        set { change { $0.explicitIdempotencyKey = newValue } }
+    }
+
+    /// Every field but the snapshot, shared by copies of the operation: the engine copies an operation into its
+    /// record, each handle and each attempt's context, and a shared reference makes each of those copies one retain
+    /// rather than a dozen.
+    private var storage: Storage
+
+    private struct Fields: Hashable, Sendable {
+        var id: UUID
+        var kind: CallKind
+        var sequenceName: CallSequence.Name
+        var dependencies: Set<UUID>
+        var priority: Int
+        var payload: Data
+        var persistentUserInfo: [String: String]
+        var retryPolicy: RetryPolicy
+        var onDependencyFailure: DependencyFailurePolicy
+        var explicitIdempotencyKey: String?
+    }
+
+    /// Immutable, so that sharing it is safe; a change replaces it.
+    private final class Storage: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private mutating func change(_ body: (inout Fields) -> Void) {
+        var fields = storage.fields
+        body(&fields)
+        storage = Storage(fields)
     }
 
     /// Creates an operation.
@@ -80,17 +142,21 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         onDependencyFailure: DependencyFailurePolicy = .cancel,
         idempotencyKey: String? = nil
     ) {
-        self.id = id
-        self.kind = kind
-        self.sequenceName = sequenceName
-        self.dependencies = dependencies
-        self.priority = priority
-        self.payload = payload
-        self.persistentUserInfo = persistentUserInfo
-        self.retryPolicy = retryPolicy
-        self.onDependencyFailure = onDependencyFailure
-        self.snapshot = nil
-        self.explicitIdempotencyKey = idempotencyKey
+        storage = Storage(
+            Fields(
+                id: id,
+                kind: kind,
+                sequenceName: sequenceName,
+                dependencies: dependencies,
+                priority: priority,
+                payload: payload,
+                persistentUserInfo: persistentUserInfo,
+                retryPolicy: retryPolicy,
+                onDependencyFailure: onDependencyFailure,
+                explicitIdempotencyKey: idempotencyKey
+            )
+        )
+        snapshot = nil
     }
 
     static func derivedIdempotencyKey(_ id: UUID) -> String {
@@ -99,10 +165,64 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
 
     /// Whether two operations describe the same work, ignoring the snapshot that enqueueing assigns.
     func hasSameContent(as other: CallOperation) -> Bool {
-        var lhs = self
-        var rhs = other
-        lhs.snapshot = nil
-        rhs.snapshot = nil
-        return lhs == rhs
+        storage === other.storage || storage.fields == other.storage.fields
+    }
+
+    /// Whether two operations are equal, snapshot included.
+    public static func == (lhs: CallOperation, rhs: CallOperation) -> Bool {
+        lhs.snapshot == rhs.snapshot && lhs.hasSameContent(as: rhs)
+    }
+
+    /// Hashes every field, snapshot included.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+        hasher.combine(snapshot)
+    }
+}
+
+extension CallOperation {
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, sequenceName, dependencies, priority, payload, persistentUserInfo, retryPolicy
+        case onDependencyFailure, snapshot, explicitIdempotencyKey
+    }
+
+    /// Decodes an operation from the keyed form ``encode(to:)`` writes.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError` when a field is missing or malformed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(UUID.self, forKey: .id),
+            kind: try container.decode(CallKind.self, forKey: .kind),
+            sequenceName: try container.decode(CallSequence.Name.self, forKey: .sequenceName),
+            dependencies: try container.decode(Set<UUID>.self, forKey: .dependencies),
+            priority: try container.decode(Int.self, forKey: .priority),
+            payload: try container.decode(Data.self, forKey: .payload),
+            persistentUserInfo: try container.decode([String: String].self, forKey: .persistentUserInfo),
+            retryPolicy: try container.decode(RetryPolicy.self, forKey: .retryPolicy),
+            onDependencyFailure: try container.decode(DependencyFailurePolicy.self, forKey: .onDependencyFailure),
+            idempotencyKey: try container.decodeIfPresent(String.self, forKey: .explicitIdempotencyKey)
+        )
+        snapshot = try container.decodeIfPresent(UInt64.self, forKey: .snapshot)
+    }
+
+    /// Encodes every field under its name.
+    ///
+    /// - Parameter encoder: The encoder.
+    /// - Throws: What the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(sequenceName, forKey: .sequenceName)
+        try container.encode(dependencies, forKey: .dependencies)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(payload, forKey: .payload)
+        try container.encode(persistentUserInfo, forKey: .persistentUserInfo)
+        try container.encode(retryPolicy, forKey: .retryPolicy)
+        try container.encode(onDependencyFailure, forKey: .onDependencyFailure)
+        try container.encodeIfPresent(snapshot, forKey: .snapshot)
+        try container.encodeIfPresent(explicitIdempotencyKey, forKey: .explicitIdempotencyKey)
     }
 }

@@ -15,25 +15,28 @@ struct OperationSlot: Sendable {
 
     static let never = Int64.min
 
+    // Fields are ordered so that the small ones fill each other's padding: a million pending operations keep a
+    // million slots.
+
     /// The operation and its outcome, shared with handles.
     var record: OperationRecord
     var phase: Phase = .pending
+    var gated = false
+    var cancelRequested = false
     var token: UInt32 = 0
     var lane: Int32
     var executor: Int32
     var unfinishedDependencies: Int32 = 0
     var attempts: Int32 = 0
-    var gated = false
-    var cancelRequested = false
     /// The id's ``OperationIndex/hash(_:)``, kept here so that eviction need not read the record.
     var indexHash: UInt32 = 0
-    var order: UInt64
-    var snapshot: UInt64
     /// The first operation waiting for this one.
     ///
     /// Most operations have at most one dependent (chains, fan-in), so the first is kept inline and only further ones
     /// allocate.
     var firstDependent: Int32 = -1
+    var order: UInt64
+    var snapshot: UInt64
     var moreDependents: [Int32] = []
     var enqueuedAt: Int64
     var firstStartedAt = never
@@ -43,7 +46,6 @@ struct OperationSlot: Sendable {
     var holdUntil = never
     var retryAt = never
     var worker: UInt64 = 0
-    var lastFailure: String?
     var result: CallResult?
 }
 

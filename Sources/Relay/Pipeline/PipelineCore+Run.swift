@@ -166,8 +166,13 @@ extension PipelineCore {
             let now = clock.now
             let cancelled = Task.isCancelled
             let step = transition { machine in
-                if let finished { machine.finish(finished.slot, worker: worker, end: finished.end, now: now) }
-                return machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+                guard let finished else {
+                    return machine.nextJob(
+                        lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+                }
+                return machine.finish(
+                    finished.slot, worker: worker, end: finished.end, thenNextJobIn: lane, claimWake: claimWake,
+                    cancelled: cancelled, now: now)
             }
             finished = nil
             claimWake = false

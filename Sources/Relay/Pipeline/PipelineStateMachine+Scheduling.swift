@@ -27,6 +27,31 @@ extension PipelineStateMachine {
         return worker
     }
 
+    /// Applies the end of a worker's attempt and gives the worker its next step, in one transition.
+    ///
+    /// The worker takes the next ready operation of its lane itself, so the lane's dispatch waits until it has: a
+    /// dependent that the finish made ready, as in a chain, then runs on this worker instead of waking an idle one
+    /// that would find nothing left and park again.
+    mutating func finish(
+        _ slot: Int32,
+        worker: UInt64,
+        end: AttemptEnd,
+        thenNextJobIn lane: Int32,
+        claimWake: Bool,
+        cancelled: Bool,
+        now: Int64
+    ) -> NextJob {
+        deferredDispatchLane = lane
+        finish(slot, worker: worker, end: end, now: now)
+        deferredDispatchLane = -1
+        let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+        if dispatchDeferred {
+            dispatchDeferred = false
+            dispatch(lane)
+        }
+        return next
+    }
+
     /// The worker's next step: run an operation, park until there is work, or exit.
     ///
     /// `claimWake` tells that the worker was woken or spawned for work and now claims that wake.
@@ -193,7 +218,6 @@ extension PipelineStateMachine {
             finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
             return
         }
-        slots[s].lastFailure = reason
         let (retryAt, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         slots[s].retryAt = overflow ? Int64.max : retryAt
         let id = slots[s].record.operation.id

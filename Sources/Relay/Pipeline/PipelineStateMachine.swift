@@ -106,6 +106,10 @@ struct PipelineStateMachine: Sendable {
     var timerGeneration: UInt64 = 0
     var armedDeadline: Int64?
     var laneStartWaiter: CheckedContinuation<Void, Never>?
+    /// The lane whose dispatch waits while its worker finishes an attempt and takes its next one; -1 for none.
+    var deferredDispatchLane: Int32 = -1
+    /// Whether that lane asked for a dispatch meanwhile.
+    var dispatchDeferred = false
     var records: [StorageRecord] = []
     var effects = PipelineEffects()
     var generator = SystemRandomNumberGenerator()
@@ -349,6 +353,10 @@ struct PipelineStateMachine: Sendable {
 
     /// Wakes idle workers, or asks for new ones, for ready work that the bunch size leaves room for.
     mutating func dispatch(_ lane: Int32) {
+        if lane == deferredDispatchLane {
+            dispatchDeferred = true
+            return
+        }
         guard lifecycle == .running, suspensionCount == 0 else { return }
         let l = Int(lane)
         guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, lanes[l].offline == nil else { return }
@@ -473,7 +481,6 @@ struct PipelineStateMachine: Sendable {
         slots[s].firstDependent = -1
         slots[s].moreDependents = []
         slots[s].result = nil
-        slots[s].lastFailure = nil
         slots[s].phase = .free
         slots[s].token &+= 1
         freeSlots.append(slot)
