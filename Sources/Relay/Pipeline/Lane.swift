@@ -64,6 +64,19 @@ struct Lane: Sendable {
         return offline.operation.id == operation
     }
 
+    /// A ready operation starts an attempt; one access to the lane rather than one per count.
+    mutating func countStart() {
+        readyCount -= 1
+        counts.pending -= 1
+        counts.running += 1
+    }
+
+    /// An attempt ended; its operation counts as pending until its outcome is applied.
+    mutating func countAttemptEnd() {
+        counts.running -= 1
+        counts.pending += 1
+    }
+
     /// Counts one more unfinished operation of `snapshot`; snapshots arrive in increasing order.
     mutating func openCommit(_ snapshot: UInt64) {
         if openCommits.last != snapshot { openCommits.append(snapshot) }

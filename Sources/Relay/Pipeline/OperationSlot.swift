@@ -58,6 +58,45 @@ extension OperationSlot {
         if firstDependent < 0 { firstDependent = slot } else { moreDependents.append(slot) }
     }
 
+    // Each method below changes several fields in one access: every write through the table's subscript checks
+    // that its storage is unique, so field-by-field writes on the hot path paid for that check once per field.
+
+    /// Starts an attempt; returns its number.
+    mutating func beginAttempt(worker: UInt64, now: Int64) -> Int {
+        phase = .running
+        attempts += 1
+        if firstStartedAt == Self.never { firstStartedAt = now }
+        lastStartedAt = now
+        self.worker = worker
+        return Int(attempts)
+    }
+
+    /// Ends the running attempt; the operation is pending until its outcome is applied.
+    mutating func endAttempt(now: Int64) {
+        phase = .pending
+        worker = 0
+        runNanoseconds += now - lastStartedAt
+    }
+
+    /// Records the operation's terminal result.
+    mutating func conclude(_ result: CallResult, now: Int64) {
+        phase = .finished
+        token &+= 1
+        finishedAt = now
+        self.result = result
+        gated = false
+    }
+
+    /// Releases what the slot holds and marks it free; the next allocation overwrites every other field.
+    mutating func vacate() {
+        record = .vacant
+        firstDependent = -1
+        moreDependents = []
+        result = nil
+        phase = .free
+        token &+= 1
+    }
+
     /// Hands over the dependents and forgets them.
     mutating func takeDependents() -> (first: Int32, more: [Int32]) {
         defer {

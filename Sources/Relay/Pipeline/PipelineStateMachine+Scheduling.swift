@@ -75,16 +75,9 @@ extension PipelineStateMachine {
 
     private mutating func start(_ slot: Int32, lane l: Int, worker: UInt64, now: Int64) -> Job {
         let s = Int(slot)
-        slots[s].phase = .running
-        slots[s].attempts += 1
-        if slots[s].firstStartedAt == OperationSlot.never { slots[s].firstStartedAt = now }
-        slots[s].lastStartedAt = now
-        slots[s].worker = worker
-        lanes[l].readyCount -= 1
-        lanes[l].counts.pending -= 1
-        lanes[l].counts.running += 1
+        let attempt = slots[s].beginAttempt(worker: worker, now: now)
+        lanes[l].countStart()
         runningTotal += 1
-        let attempt = Int(slots[s].attempts)
         if recording || hub.isActive {
             let id = slots[s].record.operation.id
             if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
@@ -154,12 +147,9 @@ extension PipelineStateMachine {
         let s = Int(slot)
         guard slots[s].phase == .running, slots[s].worker == worker else { return }
         let l = Int(slots[s].lane)
-        lanes[l].counts.running -= 1
-        lanes[l].counts.pending += 1
+        lanes[l].countAttemptEnd()
         runningTotal -= 1
-        slots[s].phase = .pending
-        slots[s].worker = 0
-        slots[s].runNanoseconds += now - slots[s].lastStartedAt
+        slots[s].endAttempt(now: now)
         switch end {
         case .outcome(let outcome):
             conclude(slot, outcome, lane: l, worker: worker, now: now)
@@ -298,11 +288,7 @@ extension PipelineStateMachine {
         if previous == .ready { lanes[l].readyCount -= 1 }
         lanes[l].counts.pending -= 1
         lanes[l].counts.countFinished(result)
-        slots[s].phase = .finished
-        slots[s].token &+= 1
-        slots[s].finishedAt = now
-        slots[s].result = result
-        slots[s].gated = false
+        slots[s].conclude(result, now: now)
         if slots[s].firstStartedAt != OperationSlot.never {
             queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
             runTimes.record(slots[s].runNanoseconds)

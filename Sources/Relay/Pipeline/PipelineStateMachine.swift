@@ -477,12 +477,7 @@ struct PipelineStateMachine: Sendable {
         let s = Int(slot)
         if !holds.isEmpty { holds[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
-        slots[s].record = .vacant
-        slots[s].firstDependent = -1
-        slots[s].moreDependents = []
-        slots[s].result = nil
-        slots[s].phase = .free
-        slots[s].token &+= 1
+        slots[s].vacate()
         freeSlots.append(slot)
     }
 
