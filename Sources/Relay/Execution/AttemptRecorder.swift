@@ -6,10 +6,22 @@ import Synchronization
 /// One per worker, reused for every attempt the worker runs, so operations that report nothing cost one uncontended
 /// lock and no allocation.
 final class AttemptRecorder: Sendable {
-    private let pending = Mutex<(operationID: UUID, report: AttemptReport)?>(nil)
+    /// Boxed, so that taking nothing (the common case) moves one pointer out of the lock rather than a whole report.
+    private final class Pending: Sendable {
+        let operationID: UUID
+        let report: AttemptReport
+
+        init(operationID: UUID, report: AttemptReport) {
+            self.operationID = operationID
+            self.report = report
+        }
+    }
+
+    private let pending = Mutex<Pending?>(nil)
 
     func record(_ report: AttemptReport, for operationID: UUID) {
-        pending.withLock { $0 = (operationID, report) }
+        let recorded = Pending(operationID: operationID, report: report)
+        pending.withLock { $0 = recorded }
     }
 
     /// The report of the given attempt, if its executor made one; a report left behind by anything else is dropped.

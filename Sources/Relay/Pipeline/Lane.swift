@@ -17,6 +17,8 @@ struct Lane: Sendable {
     /// Workers woken or spawned that have not asked for work yet.
     var wakesInFlight = 0
     var pendingSpawns = 0
+    /// A dispatch was asked for while dispatches were held.
+    var dispatchHeld = false
     var idleWorkers: [(worker: UInt64, continuation: CheckedContinuation<WorkerWake, Never>)] = []
     var spawnWaiter: CheckedContinuation<Bool, Never>?
 
@@ -47,6 +49,8 @@ struct Lane: Sendable {
 
     /// While the lane is offline, gives the probing to `worker` unless another worker has it; `nil` when online.
     mutating func assignProbe(to worker: UInt64) -> PipelineStateMachine.NextJob? {
+        // Checked before binding, which copies the whole optional on every job a worker takes.
+        if case .none = offline { return nil }
         guard var offline else { return nil }
         guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
         offline.prober = worker

@@ -36,7 +36,9 @@ extension PipelineStateMachine {
             throw error
         }
         guard !fresh.isEmpty else { return records }
+        holdDispatch()
         commit(fresh, now: now)
+        releaseDispatch()
         evictExpired(now: now)
         return records
     }

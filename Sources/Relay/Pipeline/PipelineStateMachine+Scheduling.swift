@@ -29,9 +29,9 @@ extension PipelineStateMachine {
 
     /// Applies the end of a worker's attempt and gives the worker its next step, in one transition.
     ///
-    /// The worker takes the next ready operation of its lane itself, so the lane's dispatch waits until it has: a
-    /// dependent that the finish made ready, as in a chain, then runs on this worker instead of waking an idle one
-    /// that would find nothing left and park again.
+    /// The worker takes the next ready operation of its lane itself, so dispatch waits until it has: a dependent that
+    /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
+    /// nothing left and park again.
     mutating func finish(
         _ slot: Int32,
         worker: UInt64,
@@ -41,14 +41,10 @@ extension PipelineStateMachine {
         cancelled: Bool,
         now: Int64
     ) -> NextJob {
-        deferredDispatchLane = lane
+        holdDispatch()
         finish(slot, worker: worker, end: end, now: now)
-        deferredDispatchLane = -1
         let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
-        if dispatchDeferred {
-            dispatchDeferred = false
-            dispatch(lane)
-        }
+        releaseDispatch()
         return next
     }
 

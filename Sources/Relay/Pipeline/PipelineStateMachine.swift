@@ -106,10 +106,9 @@ struct PipelineStateMachine: Sendable {
     var timerGeneration: UInt64 = 0
     var armedDeadline: Int64?
     var laneStartWaiter: CheckedContinuation<Void, Never>?
-    /// The lane whose dispatch waits while its worker finishes an attempt and takes its next one; -1 for none.
-    var deferredDispatchLane: Int32 = -1
-    /// Whether that lane asked for a dispatch meanwhile.
-    var dispatchDeferred = false
+    /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
+    var holdingDispatch = false
+    var heldDispatches: [Int32] = []
     var records: [StorageRecord] = []
     var effects = PipelineEffects()
     var generator = SystemRandomNumberGenerator()
@@ -353,8 +352,11 @@ struct PipelineStateMachine: Sendable {
 
     /// Wakes idle workers, or asks for new ones, for ready work that the bunch size leaves room for.
     mutating func dispatch(_ lane: Int32) {
-        if lane == deferredDispatchLane {
-            dispatchDeferred = true
+        if holdingDispatch {
+            if !lanes[Int(lane)].dispatchHeld {
+                lanes[Int(lane)].dispatchHeld = true
+                heldDispatches.append(lane)
+            }
             return
         }
         guard lifecycle == .running, suspensionCount == 0 else { return }
@@ -376,6 +378,22 @@ struct PipelineStateMachine: Sendable {
             demand -= 1
             capacity -= 1
         }
+    }
+
+    /// Holds dispatches until ``releaseDispatch()``: a step that readies many operations, or a worker about to take
+    /// one of them itself, then dispatches each lane once, at the end, rather than once per operation.
+    mutating func holdDispatch() {
+        holdingDispatch = true
+    }
+
+    mutating func releaseDispatch() {
+        holdingDispatch = false
+        guard !heldDispatches.isEmpty else { return }
+        for lane in heldDispatches {
+            lanes[Int(lane)].dispatchHeld = false
+            dispatch(lane)
+        }
+        heldDispatches.removeAll(keepingCapacity: true)
     }
 
     mutating func dispatchAll() {
