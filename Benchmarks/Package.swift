@@ -8,6 +8,7 @@ func benchmark(_ name: String, alsoUsing products: [Target.Dependency] = []) -> 
         dependencies: [
             .product(name: "Relay", package: "Relay"),
             .product(name: "Benchmark", package: "benchmark"),
+            "Pairing",
         ] + products,
         path: "Benchmarks/\(name)",
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -22,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .target(
+            name: "Pairing",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Support/Pairing"
+        ),
         benchmark("Engine"),
         benchmark("Allocations"),
         benchmark("HTTP", alsoUsing: [.product(name: "RelayTesting", package: "Relay")]),

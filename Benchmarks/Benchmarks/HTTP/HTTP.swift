@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Pairing
 import Relay
 import RelayTesting
 
@@ -9,15 +10,19 @@ import RelayTesting
 
 /// P6: Relay's HTTP calls against raw URLSession, on the same loopback server, paired within each iteration.
 ///
-/// The machine's speed drifts by more than the goal's margin over the seconds a benchmark takes, so two separate
-/// benchmarks would compare two different machines. Each iteration instead runs Relay, URLSession, URLSession, Relay,
-/// `count` GET requests each after an unmeasured round that opens the connections, and records both rates and their
-/// ratio; the median ratio is the goal's. Names carry the request count.
+/// Each iteration runs Relay, URLSession, URLSession, Relay (see ``PairedMeasurement``), `count` GET requests each,
+/// after an unmeasured round that opens the connections. Names carry the request count.
 let benchmarks: @Sendable () -> Void = {
     let count = 1000
     let width = 8
+    let paired = PairedMeasurement(
+        first: "relayRequestsPerSecond",
+        second: "sessionRequestsPerSecond",
+        ratio: "relayPerMilleOfSession",
+        ratioPolarity: .prefersLarger
+    )
     let configuration = Benchmark.Configuration(
-        metrics: [PairedRates.relay, PairedRates.session, PairedRates.ratio],
+        metrics: paired.metrics,
         warmupIterations: 1,
         maxDuration: .seconds(60),
         maxIterations: 15
@@ -38,43 +43,14 @@ let benchmarks: @Sendable () -> Void = {
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: width))
             try await run(operations(), on: point)
             try await fetch(url, count: count, width: width, with: session)
-            var relay = Duration.zero
-            var raw = Duration.zero
-            let clock = ContinuousClock()
-            // Relay, URLSession, URLSession, Relay: a drift that is steady over the iteration weighs on both sides alike.
-            for relayTurn in [true, false, false, true] {
-                let measured = relayTurn ? try operations() : []
-                let started = clock.now
-                if relayTurn {
-                    try await run(measured, on: point)
-                    relay += clock.now - started
-                } else {
-                    try await fetch(url, count: count, width: width, with: session)
-                    raw += clock.now - started
-                }
+            try await paired.measure(benchmark, count: count) {
+                let measured = try operations()
+                return try await timed { try await run(measured, on: point) }
+            } second: {
+                try await timed { try await fetch(url, count: count, width: width, with: session) }
             }
-            let relayRate = Double(2 * count) / relay.seconds
-            let sessionRate = Double(2 * count) / raw.seconds
-            benchmark.measurement(PairedRates.relay, Int(relayRate))
-            benchmark.measurement(PairedRates.session, Int(sessionRate))
-            benchmark.measurement(PairedRates.ratio, Int(1000 * relayRate / sessionRate))
         }
     }
-}
-
-/// The custom metrics of the P6 benchmark: requests per second of each side, and Relay's rate per thousand of the
-/// baseline's in the same iteration.
-enum PairedRates {
-    static let relay = BenchmarkMetric.custom(
-        "relayRequestsPerSecond", polarity: .prefersLarger, useScalingFactor: false)
-    static let session = BenchmarkMetric.custom(
-        "sessionRequestsPerSecond", polarity: .prefersLarger, useScalingFactor: false)
-    static let ratio = BenchmarkMetric.custom(
-        "relayPerMilleOfSession", polarity: .prefersLarger, useScalingFactor: false)
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 /// A loopback server answering `/item` with a small JSON document.
