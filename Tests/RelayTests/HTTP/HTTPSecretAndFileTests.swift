@@ -3,6 +3,10 @@ import Relay
 import RelayTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("S18 HTTP secrets, redirects, downloads and uploads", .timeLimit(.minutes(1)))
 struct HTTPSecretAndFileTests {
     static let token = "Bearer s3cr3t-token-0042"
@@ -80,6 +84,28 @@ struct HTTPSecretAndFileTests {
         #expect(crossed.header("X-Api-Key") == nil)
         #expect(crossed.method == "PUT")
         #expect(crossed.body == Data("x".utf8))
+    }
+
+    @Test("S18: no cookie is kept from a response or taken from the shared store; a call sends only its own headers")
+    func cookiesStayOut() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/login", LoopbackServer.Reply(headers: ["Set-Cookie": "session=from-response; Path=/"]))
+        server.setDefault("/next", .status(200))
+        let stored = try #require(
+            HTTPCookie(properties: [
+                .name: "stored", .value: "from-shared-store", .domain: "127.0.0.1", .path: "/",
+            ]))
+        HTTPCookieStorage.shared.setCookie(stored)
+        defer { HTTPCookieStorage.shared.deleteCookie(stored) }
+        try await DataPoint.with(storage: .volatile) { point in
+            _ = try await point.execute(HTTPCall(url: server.url("/login")))
+            _ = try await point.execute(HTTPCall(url: server.url("/next")))
+            _ = try await point.execute(HTTPCall(url: server.url("/next"), headers: ["Cookie": "named=by-the-call"]))
+        }
+        let cookies = server.requests(to: "/next").map { $0.header("Cookie") }
+        #expect(cookies == [nil, "named=by-the-call"])
+        #expect(server.requests(to: "/login").first?.header("Cookie") == nil)
     }
 
     @Test(
