@@ -30,6 +30,8 @@ public struct CallContext: Sendable, Hashable {
     private let explicitIdempotencyKey: String?
     /// Set by the worker that runs the attempt.
     var recorder: AttemptRecorder?
+    /// Set by the worker that runs the attempt.
+    var timer: AttemptTimer?
 
     init(attempt: Int, startedAt: Date, operation: CallOperation) {
         self.attempt = attempt
@@ -53,6 +55,33 @@ public struct CallContext: Sendable, Hashable {
         var report = report
         report.attempt = attempt
         recorder?.record(report, for: operationID)
+    }
+
+    /// Runs `body` under a deadline on the DataPoint's clock, and returns `nil` when the deadline passes first.
+    ///
+    /// When `timeout` passes before `body` ends, the attempt's task is cancelled. `body` ends as it ends on any
+    /// cancellation, usually by throwing `CancellationError`, and this returns `nil` instead of rethrowing. The task
+    /// stays cancelled, so return the attempt's outcome at once, for example
+    /// ``CallOutcome/retry(after:reason:)``; the worker that ran it then leaves its sequence, which starts another in
+    /// its place.
+    ///
+    /// ```swift
+    /// guard let reply = try await context.withTimeout(.seconds(5), { try await client.send(request) }) else {
+    ///     return .retry(reason: "no reply within 5 seconds")
+    /// }
+    /// ```
+    ///
+    /// Every attempt's deadline waits on the DataPoint's one timer loop, so a thousand calls in flight cost no
+    /// sleeping task each. An error `body` throws before the deadline is rethrown.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long `body` may run, on the DataPoint's clock.
+    ///   - body: The work under the deadline.
+    /// - Returns: What `body` returned, or `nil` when the deadline passed first.
+    /// - Throws: What `body` threw before the deadline.
+    public func withTimeout<Value>(_ timeout: Duration, _ body: () async throws -> Value) async throws -> Value? {
+        guard let timer else { return try await body() }
+        return try await timer.run(timeout, body)
     }
 
     /// Whether two contexts describe the same attempt.

@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 ///
 /// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's
-/// timeout on the clock, and follows redirects, dropping secret headers on the way to another origin. Then:
+/// timeout on the DataPoint's clock, and follows redirects, dropping secret headers on the way to another origin. Then:
 /// - an accepted status completes the operation with a ``CallResponse``;
 /// - a retryable status (408, 429 and 5xx by default) retries, after the server's `Retry-After` when it sends one,
 ///   cut to the call's ``HTTPCall/maximumRetryAfter``;
@@ -34,7 +34,8 @@ public struct HTTPExecutor: CallExecutor {
     /// - Parameters:
     ///   - transport: What sends requests; URLSession by default.
     ///   - authorizer: What adds credentials at send time.
-    ///   - clock: The clock of per-attempt timeouts and of the measurements; pass the DataPoint's.
+    ///   - clock: The clock of the measurements and of probes' timeouts; pass the DataPoint's. Attempts' timeouts
+    ///     run on the DataPoint's clock, through ``CallContext/withTimeout(_:_:)``.
     public init(
         transport: any HTTPTransport = URLSessionTransport.shared,
         authorizer: (any RequestAuthorizer)? = nil,
@@ -68,7 +69,7 @@ public struct HTTPExecutor: CallExecutor {
         var redirects = 0
         while true {
             let outcome: CallOutcome
-            switch try await send(request, for: call, measuring: &measured) {
+            switch try await send(request, for: call, in: context, measuring: &measured) {
             case .timedOut:
                 outcome = .retry(reason: "\(request) timed out after \(call.timeout)")
             case .failed(let error) where error.isConnectivityFailure:
@@ -101,8 +102,10 @@ public struct HTTPExecutor: CallExecutor {
         else { return true }
         let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
         var measured = Measurement(started: clock.now)
-        guard case .responded = try? await send(HTTPRequest(method: .head, url: root), for: probe, measuring: &measured)
-        else { return false }
+        let request = HTTPRequest(method: .head, url: root)
+        guard case .responded = try? await send(request, for: probe, in: nil, measuring: &measured) else {
+            return false
+        }
         return true
     }
 
@@ -143,36 +146,37 @@ public struct HTTPExecutor: CallExecutor {
     }
 
     /// Sends one request under the call's timeout, measured on the clock.
+    ///
+    /// An attempt's timeout waits on the DataPoint's timer loop through its context; a probe, which runs outside any
+    /// attempt, races the request against a sleep on the executor's clock.
     private func send(
         _ request: HTTPRequest,
         for call: HTTPCall,
+        in context: CallContext?,
         measuring measured: inout Measurement
     ) async throws -> Exchange {
         let transport = self.transport
         let clock = self.clock
-        let deadline = clock.now + call.timeout.relayNanoseconds
         let partial = call.destination.map(Self.partialFile(for:))
         let arrival = HeadersArrival()
         defer {
             measured.ended = clock.now
             measured.headersArrived = arrival.moment.withLock { $0 }
         }
-        do {
-            let response = try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
-                group.addTask {
-                    try await transport.send(request, writingBodyTo: partial) {
-                        let now = clock.now
-                        arrival.moment.withLock { $0 = now }
-                    }
-                }
-                group.addTask {
-                    try await clock.sleep(until: deadline)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? nil
+        let exchange: @Sendable () async throws -> HTTPTransportResponse = {
+            try await transport.send(request, writingBodyTo: partial) {
+                let now = clock.now
+                arrival.moment.withLock { $0 = now }
             }
-            guard let response else {
+        }
+        do {
+            let answer: HTTPTransportResponse?
+            if let context {
+                answer = try await context.withTimeout(call.timeout, exchange)
+            } else {
+                answer = try await Self.race(exchange, against: clock.now + call.timeout.relayNanoseconds, on: clock)
+            }
+            guard let response = answer else {
                 partial.map(Self.remove)
                 return .timedOut
             }
@@ -185,6 +189,23 @@ public struct HTTPExecutor: CallExecutor {
         } catch {
             partial.map(Self.remove)
             throw error
+        }
+    }
+
+    /// The exchange's response, or `nil` when the clock reaches the deadline first.
+    private static func race(
+        _ exchange: @escaping @Sendable () async throws -> HTTPTransportResponse,
+        against deadline: Int64,
+        on clock: ClockSource
+    ) async throws -> HTTPTransportResponse? {
+        try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
+            group.addTask { try await exchange() }
+            group.addTask {
+                try await clock.sleep(until: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 

@@ -183,7 +183,7 @@ extension PipelineCore {
             }
             switch step.value {
             case .run(let job):
-                finished = (job.slot, await execute(job, recorder: recorder))
+                finished = (job.slot, await execute(job, worker: worker, recorder: recorder))
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
@@ -215,11 +215,13 @@ extension PipelineCore {
 
     private func execute(
         _ job: PipelineStateMachine.Job,
+        worker: UInt64,
         recorder: AttemptRecorder
     ) async -> PipelineStateMachine.AttemptEnd {
         var context = CallContext(
             attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation)
         context.recorder = recorder
+        context.timer = AttemptTimer(core: self, worker: worker, slot: job.slot)
         do {
             let outcome = try await job.executor.execute(job.record.operation, context: context)
             guard let report = recorder.take(for: context.operationID, attempt: context.attempt) else {

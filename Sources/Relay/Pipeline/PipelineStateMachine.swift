@@ -90,6 +90,8 @@ struct PipelineStateMachine: Sendable {
     var suspensionCount = 0
     var runningTotal = 0
     var timers = MinHeap<TimerEntry>()
+    var deadlineTimers = MinHeap<TimerEntry>()
+    var attemptDeadlines: [Int32: AttemptDeadline] = [:]
     var holds: [Int32: [String?: Int64]] = [:]
     var workers: [UInt64: WorkerState] = [:]
     var doomedWorkers = 0
@@ -436,6 +438,7 @@ struct PipelineStateMachine: Sendable {
             break
         }
         var deadline = timers.min?.deadline
+        if let attemptDeadline = nextAttemptDeadline() { deadline = min(deadline ?? attemptDeadline, attemptDeadline) }
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
@@ -459,6 +462,7 @@ struct PipelineStateMachine: Sendable {
             guard slots[s].phase == .pending, slots[s].token == top.token else { continue }
             reevaluate(top.slot, now: now)
         }
+        fireAttemptDeadlines(now: now)
         if case .stopping(let grace) = lifecycle, !graceExpired, grace <= now {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
