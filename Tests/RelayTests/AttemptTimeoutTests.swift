@@ -68,4 +68,35 @@ struct AttemptTimeoutTests {
             #expect(try await slow.value == Data("slow".utf8))
         }
     }
+
+    @Test("Deadlines nest: an inner one ends at the outer's deadline when that comes first")
+    func deadlinesNest() async throws {
+        try await withManualPoint { point, clock in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
+            let arrived = Gate()
+            arrived.open()
+            point.register(
+                ClosureExecutor { operation, context in
+                    let shortOuter = operation.payload == Data("short outer".utf8)
+                    let (outer, inner): (Duration, Duration) =
+                        shortOuter ? (.seconds(1), .seconds(10)) : (.seconds(10), .seconds(1))
+                    let answer = try await context.withTimeout(outer) {
+                        let nested: Void? = try await context.withTimeout(inner) {
+                            await arrived.wait()
+                            try await untilCancelled()
+                        }
+                        return nested == nil ? "inner cut short" : "inner ended"
+                    }
+                    return .completed(Data((answer ?? "outer cut short").utf8))
+                }, for: "nested")
+            let shortInner = try await point.enqueue(CallOperation(kind: "nested", payload: Data("short inner".utf8)))
+            let shortOuter = try await point.enqueue(CallOperation(kind: "nested", payload: Data("short outer".utf8)))
+            await arrived.waitForArrivals(2)
+            await clock.waitForSleepers(1)
+            // One second ends both: the short inner deadline, and the inner call under the short outer one.
+            clock.advance(by: .seconds(1))
+            #expect(try await shortInner.value == Data("inner cut short".utf8))
+            #expect(try await shortOuter.value == Data("inner cut short".utf8))
+        }
+    }
 }

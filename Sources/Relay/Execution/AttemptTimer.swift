@@ -7,17 +7,26 @@ struct AttemptTimer: Sendable {
     func run<Value>(_ timeout: Duration, _ body: () async throws -> Value) async throws -> Value? {
         let now = core.clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(timeout, .zero).relayNanoseconds)
-        let (core, worker, slot) = (self.core, self.worker, self.slot)
-        core.transition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }.effects.perform()
+        let (worker, slot) = (self.worker, self.slot)
+        let armed = core.transition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
+        armed.effects.perform()
         let value: Value
         do {
             value = try await body()
         } catch {
             // Whatever the body threw once its deadline passed, it threw because the deadline cancelled it.
-            if core.state.withLock({ $0.disarmDeadline(slot) }) { return nil }
+            if disarm(restoring: armed.value) { return nil }
             throw error
         }
-        _ = core.state.withLock { $0.disarmDeadline(slot) }
+        _ = disarm(restoring: armed.value)
         return value
+    }
+
+    /// Whether the deadline passed.
+    private func disarm(restoring outer: PipelineStateMachine.AttemptDeadline?) -> Bool {
+        let slot = self.slot
+        let disarmed = core.transition { $0.disarmDeadline(slot, restoring: outer) }
+        disarmed.effects.perform()
+        return disarmed.value
     }
 }

@@ -57,7 +57,7 @@ public struct CallContext: Sendable, Hashable {
         recorder?.record(report, for: operationID)
     }
 
-    /// Runs `body` under a deadline on the DataPoint's clock, and returns `nil` when the deadline passes first.
+    /// Runs `body` under a deadline on the DataPoint's clock, and returns `nil` when the deadline cuts it short.
     ///
     /// When `timeout` passes before `body` ends, the attempt's task is cancelled. `body` ends as it ends on any
     /// cancellation, usually by throwing `CancellationError`, and this returns `nil` instead of rethrowing. The task
@@ -72,7 +72,8 @@ public struct CallContext: Sendable, Hashable {
     /// ```
     ///
     /// Every attempt's deadline waits on the DataPoint's one timer loop, so a thousand calls in flight cost no
-    /// sleeping task each. An error `body` throws before the deadline is rethrown.
+    /// sleeping task each. An error `body` throws before the deadline is rethrown. Calls may nest; an inner deadline
+    /// never outlasts the one around it.
     ///
     /// - Parameters:
     ///   - timeout: How long `body` may run, on the DataPoint's clock.

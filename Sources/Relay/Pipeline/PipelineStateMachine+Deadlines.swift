@@ -6,19 +6,34 @@ extension PipelineStateMachine {
         var fired = false
     }
 
-    /// Arms the deadline of the attempt the worker runs on `slot`.
+    /// Arms the deadline of the attempt the worker runs on `slot`, and returns the one it nests in, if any.
     ///
     /// Deadlines share the timer loop of retries and holds, so an attempt costs a heap entry rather than a sleeping
     /// task. Deadlines of equal timeouts arrive in order, so the loop sleeps once per timeout, not once per attempt.
-    mutating func armDeadline(_ slot: Int32, worker: UInt64, at deadline: Int64) {
-        attemptDeadlines[slot] = AttemptDeadline(deadline: deadline, worker: worker)
-        deadlineTimers.push(TimerEntry(deadline: deadline, slot: slot, token: 0))
-        if armedDeadline.map({ deadline < $0 }) ?? true { rearmTimer() }
+    /// A nested deadline never outlives the one around it.
+    mutating func armDeadline(_ slot: Int32, worker: UInt64, at deadline: Int64) -> AttemptDeadline? {
+        let outer = attemptDeadlines[slot]
+        let effective = min(deadline, outer?.deadline ?? .max)
+        attemptDeadlines[slot] = AttemptDeadline(deadline: effective, worker: worker, fired: outer?.fired ?? false)
+        pushDeadline(slot, effective)
+        return outer
     }
 
-    /// Disarms the deadline of `slot`'s attempt; returns whether it had passed.
-    mutating func disarmDeadline(_ slot: Int32) -> Bool {
-        attemptDeadlines.removeValue(forKey: slot)?.fired ?? false
+    /// Disarms the deadline of `slot`'s attempt and restores the one it nested in; returns whether it had passed.
+    mutating func disarmDeadline(_ slot: Int32, restoring outer: AttemptDeadline?) -> Bool {
+        let inner = attemptDeadlines.removeValue(forKey: slot)
+        let fired = inner?.fired ?? false
+        guard var outer else { return fired }
+        // A nested deadline that was the outer one passed for both.
+        if fired, let inner, inner.deadline >= outer.deadline { outer.fired = true }
+        attemptDeadlines[slot] = outer
+        if !outer.fired { pushDeadline(slot, outer.deadline) }
+        return fired
+    }
+
+    private mutating func pushDeadline(_ slot: Int32, _ deadline: Int64) {
+        deadlineTimers.push(TimerEntry(deadline: deadline, slot: slot, token: 0))
+        if armedDeadline.map({ deadline < $0 }) ?? true { rearmTimer() }
     }
 
     /// The earliest deadline still armed; entries of attempts that ended first are dropped on the way.
