@@ -23,6 +23,25 @@ struct IdentityAndCommitTests {
         }
     }
 
+    @Test("S1: in a commit that mixes new and known ids, each handle awaits its own operation's outcome")
+    func mixedCommitHandles() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            let known = CallOperation(kind: .echo, payload: Data("known".utf8))
+            try await point.enqueue(known)
+            let first = CallOperation(kind: .echo, payload: Data("first".utf8))
+            let second = CallOperation(kind: .echo, payload: Data("second".utf8))
+            let handles = try await point.enqueue([first, known, second, first])
+            #expect(handles.map(\.id) == [first.id, known.id, second.id, first.id])
+            #expect(point.pipeline.lastSnapshot == 2)
+            #expect(point.metrics().total.pending == 3)
+            try await point.resume()
+            var values: [String] = []
+            for handle in handles { values.append(String(decoding: try await handle.value, as: UTF8.self)) }
+            #expect(values == ["first", "known", "second", "first"])
+        }
+    }
+
     @Test("S1: every operation has a UUID, and a handle re-attaches by id")
     func handleReattaches() async throws {
         try await withManualPoint { point, _ in

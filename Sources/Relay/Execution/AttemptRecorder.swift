@@ -3,8 +3,8 @@ import Synchronization
 
 /// Where an executor's ``AttemptReport`` waits until its worker finishes the attempt.
 ///
-/// One per worker, reused for every attempt the worker runs, so operations that report nothing cost one uncontended
-/// lock and no allocation.
+/// One per worker, reused for every attempt the worker runs, so operations that report nothing cost one atomic load and
+/// no allocation.
 final class AttemptRecorder: Sendable {
     /// Boxed, so that taking nothing (the common case) moves one pointer out of the lock rather than a whole report.
     private final class Pending: Sendable {
@@ -18,17 +18,27 @@ final class AttemptRecorder: Sendable {
     }
 
     private let pending = Mutex<Pending?>(nil)
+    /// Whether `pending` holds a report; written under the lock, read before it so that most attempts skip it.
+    private let filled = Atomic<Bool>(false)
 
     func record(_ report: AttemptReport, for operationID: UUID) {
         let recorded = Pending(operationID: operationID, report: report)
-        pending.withLock { $0 = recorded }
+        pending.withLock { pending in
+            pending = recorded
+            filled.store(true, ordering: .releasing)
+        }
     }
 
     /// The report of the given attempt, if its executor made one; a report left behind by anything else is dropped.
+    ///
+    /// A report made before the executor returned is seen: the executor's return orders it before this call.
     func take(for operationID: UUID, attempt: Int) -> AttemptReport? {
-        guard let taken = pending.withLock({ $0.take() }), taken.operationID == operationID,
-            taken.report.attempt == attempt
-        else { return nil }
+        guard filled.load(ordering: .acquiring) else { return nil }
+        let taken = pending.withLock { pending in
+            filled.store(false, ordering: .relaxed)
+            return pending.take()
+        }
+        guard let taken, taken.operationID == operationID, taken.report.attempt == attempt else { return nil }
         return taken.report
     }
 }

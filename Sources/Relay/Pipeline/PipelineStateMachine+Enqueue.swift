@@ -22,14 +22,12 @@ extension PipelineStateMachine {
         let firstOrder = nextOrder
         var fresh: [Int32] = []
         fresh.reserveCapacity(batch.count)
-        var records: [OperationRecord] = []
-        records.reserveCapacity(batch.count)
+        let records: [OperationRecord]
         do {
             let snapshot = lastSnapshot + 1
             let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
-            try allocate(
-                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh,
-                records: &records)
+            records = try allocate(
+                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh)
             try validateDependencies(of: fresh, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
@@ -45,6 +43,9 @@ extension PipelineStateMachine {
 
     /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap.
     ///
+    /// Returns the commit's records in call order: the candidates themselves, with the known record in place of each
+    /// operation that was already known, so that a commit of new operations copies no array of records.
+    ///
     /// Operations are read through their records: binding each element of `batch` copied it, retaining every field,
     /// inside the lock.
     private mutating func allocate(
@@ -52,9 +53,8 @@ extension PipelineStateMachine {
         prebuilt: [OperationRecord],
         firstOrder: UInt64,
         now: Int64,
-        into fresh: inout [Int32],
-        records: inout [OperationRecord]
-    ) throws(RelayError) {
+        into fresh: inout [Int32]
+    ) throws(RelayError) -> [OperationRecord] {
         let snapshot = lastSnapshot + 1
         let candidates =
             prebuilt.isEmpty
@@ -69,20 +69,21 @@ extension PipelineStateMachine {
         // Commits usually name one sequence and one kind; look each up once.
         var lane: (name: CallSequence.Name, number: Int32)?
         var executor: (kind: CallKind, number: Int32)?
-        for (record, hash) in zip(candidates, hashes) {
+        var known: [(position: Int, record: OperationRecord)] = []
+        for (position, (record, hash)) in zip(candidates, hashes).enumerated() {
             let id = record.operation.id
             let bucket: Int
             let idHash: UInt32
             switch index.probe(id, hash: hash, holds: { slots[Int($0)].record.id == id }) {
-            case .found(let known):
-                guard slots[Int(known)].record.operation.hasSameContent(as: record.operation) else {
+            case .found(let knownSlot):
+                guard slots[Int(knownSlot)].record.operation.hasSameContent(as: record.operation) else {
                     throw RelayError(
                         .conflictingOperation,
                         "operation \(id) is already known with different content",
                         operationIDs: [id]
                     )
                 }
-                records.append(slots[Int(known)].record)
+                known.append((position, slots[Int(knownSlot)].record))
                 continue
             case .vacant(let vacant, let hash):
                 bucket = vacant
@@ -124,8 +125,11 @@ extension PipelineStateMachine {
             )
             index.insert(number, hash: idHash, at: bucket)
             fresh.append(number)
-            records.append(record)
         }
+        guard !known.isEmpty else { return candidates }
+        var records = candidates
+        for (position, record) in known { records[position] = record }
+        return records
     }
 
     private func validate(_ operation: CallOperation) throws(RelayError) {
