@@ -185,6 +185,34 @@ struct StateMachineTests {
         #expect(popped == [1, 7, 2, 3, 5, 6, 9])
     }
 
+    @Test("S16: past the retention window a finished operation is forgotten, and its record leaves with the effects")
+    func evictionHandsRecordsOut() throws {
+        var (machine, lane) = try self.machine()
+        let finished = CallOperation(kind: "noop")
+        weak let record = try machine.enqueue([finished], now: 0).first
+        do {
+            let spawned = machine.takeSpawn(lane: lane)
+            let worker = try #require(spawned)
+            let next = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+            guard case .run(let job) = next else {
+                Issue.record("expected a job")
+                return
+            }
+            machine.finish(job.slot, worker: worker, end: .outcome(.completed(Data())), now: 5)
+        }
+        _ = machine.takeEffects()
+        #expect(machine.lookup(finished.id) != nil)
+
+        // The retention window is one second; a commit after it evicts the finished operation.
+        try machine.enqueue([CallOperation(kind: "noop")], now: 2_000_000_000)
+        #expect(machine.lookup(finished.id) == nil)
+        var effects = machine.takeEffects()
+        #expect(effects.released.map(\.id) == [finished.id])
+        #expect(record != nil)
+        effects.released.removeAll()
+        #expect(record == nil)
+    }
+
     @Test("the min-heap pops in ascending order")
     func minHeap() {
         var heap = MinHeap<Int>()

@@ -87,14 +87,17 @@ extension OperationSlot {
         gated = false
     }
 
-    /// Releases what the slot holds and marks it free; the next allocation overwrites every other field.
-    mutating func vacate() {
-        record = .vacant
+    /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites
+    /// every other field.
+    mutating func vacate() -> OperationRecord {
+        var released = OperationRecord.vacant
+        swap(&released, &record)
         firstDependent = -1
         moreDependents = []
         result = nil
         phase = .free
         token &+= 1
+        return released
     }
 
     /// Hands over the dependents and forgets them.

@@ -56,18 +56,18 @@ final class PipelineCore: Sendable {
 
     /// Waits until the transition is durable, then resumes its waiters; nothing is acknowledged before that.
     func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
-        var effects = transition.effects
         if transition.ticket != .durable {
             do {
                 try await storage.waitUntilDurable(transition.ticket)
             } catch {
                 let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
+                var effects = transition.effects
                 effects.failResults(with: failure)
                 effects.perform()
                 throw failure
             }
         }
-        effects.perform()
+        transition.effects.perform()
     }
 
     // MARK: - Commands

@@ -8,10 +8,13 @@ struct PipelineEffects: Sendable {
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
     var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
     var sinks: [any EventSink] = []
+    /// Records of evicted operations, let go after the lock is released: the last release frees the record, and
+    /// freeing a commit's worth of them inside the lock kept workers waiting.
+    var released: [OperationRecord] = []
 
     var isEmpty: Bool {
         settlements.isEmpty && results.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty
-            && sinks.isEmpty
+            && sinks.isEmpty && released.isEmpty
     }
 
     /// Turns every outcome into `error`, when the transitions could not be made durable.
@@ -19,7 +22,7 @@ struct PipelineEffects: Sendable {
         settlements = settlements.map { ($0.0, .failure(error)) }
     }
 
-    consuming func perform() {
+    func perform() {
         for sink in sinks { sink.wake() }
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }

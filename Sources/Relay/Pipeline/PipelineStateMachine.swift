@@ -131,6 +131,8 @@ struct PipelineStateMachine: Sendable {
 
     /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
     /// happens, so only the waiters wait for the lock to be released), or else after the transition is durable.
+    ///
+    /// Settling volatile outcomes after the lock instead shortened the critical section but measured slower.
     mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {
         guard recording else {
             for waiter in record.record(outcome) { effects.results.append((waiter, outcome.mapError { $0 })) }
@@ -491,16 +493,17 @@ struct PipelineStateMachine: Sendable {
     private mutating func free(_ slot: Int32) {
         guard slots[Int(slot)].phase == .finished else { return }
         index.remove(hash: slots[Int(slot)].indexHash, slot: slot)
-        vacate(slot)
+        effects.released.append(vacate(slot))
     }
 
-    /// Releases a slot's memory and makes it reusable; the next allocation overwrites every other field.
-    mutating func vacate(_ slot: Int32) {
+    /// Makes a slot reusable and hands back its record; the next allocation overwrites every other field.
+    @discardableResult
+    mutating func vacate(_ slot: Int32) -> OperationRecord {
         let s = Int(slot)
         if !holds.isEmpty { holds[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
-        slots[s].vacate()
         freeSlots.append(slot)
+        return slots[s].vacate()
     }
 
     mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
