@@ -203,14 +203,40 @@ struct StateMachineTests {
         _ = machine.takeEffects()
         #expect(machine.lookup(finished.id) != nil)
 
-        // The retention window is one second; a commit after it evicts the finished operation.
-        try machine.enqueue([CallOperation(kind: "noop")], now: 2_000_000_000)
+        // The retention window is one second: eviction before it keeps the finished operation, and after it,
+        // forgets it.
+        var more = machine.evictExpired(now: 500_000_000)
+        #expect(!more)
+        #expect(machine.lookup(finished.id) != nil)
+        more = machine.evictExpired(now: 2_000_000_000)
+        #expect(!more)
         #expect(machine.lookup(finished.id) == nil)
         var effects = machine.takeEffects()
         #expect(effects.released.map(\.id) == [finished.id])
         #expect(record != nil)
         effects.released.removeAll()
         #expect(record == nil)
+    }
+
+    @Test("S16: eviction forgets at most its limit at a time, oldest first, and tells whether more remain")
+    func evictionInSteps() throws {
+        var (machine, _) = try self.machine()
+        let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
+        try machine.enqueue(operations, now: 0)
+        for (offset, operation) in operations.enumerated() {
+            let cancelled = try machine.cancel(operation.id, now: Int64(offset))
+            #expect(cancelled)
+        }
+        _ = machine.takeEffects()
+
+        var more = machine.evictExpired(now: 2_000_000_000, limit: 2)
+        #expect(more)
+        #expect(operations.map { machine.lookup($0.id) == nil } == [true, true, false])
+        more = machine.evictExpired(now: 2_000_000_000, limit: 2)
+        #expect(!more)
+        #expect(machine.lookup(operations[2].id) == nil)
+        let effects = machine.takeEffects()
+        #expect(effects.released.map(\.id) == operations.map(\.id))
     }
 
     @Test("the min-heap pops in ascending order")

@@ -102,6 +102,7 @@ extension PipelineCore {
             guard !Task.isCancelled else { return }
             let now = clock.now
             try? await acknowledge(transition { $0.fireTimers(now: now) })
+            evictExpired()
         }
     }
 

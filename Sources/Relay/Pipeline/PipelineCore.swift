@@ -97,7 +97,21 @@ final class PipelineCore: Sendable {
             return (records, machine.lastSnapshot + 1)
         }
         expectedSnapshot.store(next, ordering: .relaxed)
+        evictExpired()
         return records
+    }
+
+    /// Forgets the operations whose retention window has passed, a few at a time: eviction is housekeeping, and
+    /// one critical section for a whole backlog (a burst of operations whose window ends at once) would keep every
+    /// worker and every caller waiting behind it.
+    func evictExpired() {
+        let now = clock.now
+        var more = true
+        while more {
+            let evicted = transition { $0.evictExpired(now: now, limit: 64) }
+            evicted.effects.perform()
+            more = evicted.value
+        }
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {

@@ -37,7 +37,6 @@ extension PipelineStateMachine {
         holdDispatch()
         commit(fresh, now: now)
         releaseDispatch()
-        evictExpired(now: now)
         return records
     }
 

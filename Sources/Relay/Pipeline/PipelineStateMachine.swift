@@ -469,25 +469,31 @@ struct PipelineStateMachine: Sendable {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
         }
-        evictExpired(now: now)
     }
 
     // MARK: - Retention
 
-    mutating func evictExpired(now: Int64) {
+    /// Forgets up to `limit` operations whose retention window has passed, oldest first; returns whether more
+    /// remain.
+    @discardableResult
+    mutating func evictExpired(now: Int64, limit: Int = .max) -> Bool {
         let deadline = now - limits.retention
         var expired: [Int32] = []
-        while let oldest = retained.first, oldest.finishedAt <= deadline {
+        var budget = limit
+        while budget > 0, let oldest = retained.first, oldest.finishedAt <= deadline {
             expired.removeAll(keepingCapacity: true)
-            while expired.count < 256, let entry = retained.first, entry.finishedAt <= deadline {
+            while expired.count < min(256, budget), let entry = retained.first, entry.finishedAt <= deadline {
                 _ = retained.popFirst()
                 expired.append(entry.slot)
             }
+            budget -= expired.count
             // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass
             // lets the misses overlap, instead of queueing behind each other among the evictions' other work.
             index.warm(expired.map { slots[Int($0)].indexHash })
             for slot in expired { free(slot) }
         }
+        guard let oldest = retained.first else { return false }
+        return oldest.finishedAt <= deadline
     }
 
     private mutating func free(_ slot: Int32) {
