@@ -490,6 +490,7 @@ struct PipelineStateMachine: Sendable {
             // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass
             // lets the misses overlap, instead of queueing behind each other among the evictions' other work.
             index.warm(expired.map { slots[Int($0)].indexHash })
+            effects.released.reserveCapacity(effects.released.count + expired.count)
             for slot in expired { free(slot) }
         }
         guard let oldest = retained.first else { return false }
