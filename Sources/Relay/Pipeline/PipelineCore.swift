@@ -108,7 +108,7 @@ final class PipelineCore: Sendable {
         let now = clock.now
         var more = true
         while more {
-            let evicted = transition { $0.evictExpired(now: now, limit: 256) }
+            let evicted = transition { $0.evictExpired(now: now) }
             evicted.effects.perform()
             more = evicted.value
         }

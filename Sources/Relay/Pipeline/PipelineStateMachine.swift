@@ -473,26 +473,22 @@ struct PipelineStateMachine: Sendable {
 
     // MARK: - Retention
 
-    /// Forgets up to `limit` operations whose retention window has passed, oldest first; returns whether more
-    /// remain.
+    /// Forgets up to `limit` operations whose retention window has passed, oldest first; returns whether more remain.
+    ///
+    /// The limit keeps each critical section short however large the backlog.
     @discardableResult
-    mutating func evictExpired(now: Int64, limit: Int = .max) -> Bool {
+    mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
         let deadline = now - limits.retention
         var expired: [Int32] = []
-        var budget = limit
-        while budget > 0, let oldest = retained.first, oldest.finishedAt <= deadline {
-            expired.removeAll(keepingCapacity: true)
-            while expired.count < min(256, budget), let entry = retained.first, entry.finishedAt <= deadline {
-                _ = retained.popFirst()
-                expired.append(entry.slot)
-            }
-            budget -= expired.count
-            // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass
-            // lets the misses overlap, instead of queueing behind each other among the evictions' other work.
-            index.warm(expired.map { slots[Int($0)].indexHash })
-            effects.released.reserveCapacity(effects.released.count + expired.count)
-            for slot in expired { free(slot) }
+        while expired.count < limit, let entry = retained.first, entry.finishedAt <= deadline {
+            _ = retained.popFirst()
+            expired.append(entry.slot)
         }
+        // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass lets
+        // the misses overlap, instead of queueing behind each other among the evictions' other work.
+        index.warm(expired.map { slots[Int($0)].indexHash })
+        effects.released.reserveCapacity(effects.released.count + expired.count)
+        for slot in expired { free(slot) }
         guard let oldest = retained.first else { return false }
         return oldest.finishedAt <= deadline
     }
