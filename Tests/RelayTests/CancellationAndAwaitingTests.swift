@@ -34,6 +34,38 @@ struct CancellationAndAwaitingTests {
         }
     }
 
+    @Test(
+        "S11: cancels that race fast operations, which workers claim in batches, never run a cancelled one or any twice"
+    )
+    func cancelsRacingBatches() async throws {
+        let runs = Log<UUID>()
+        let operations = (0..<20_000).map { _ in CallOperation(kind: "counted") }
+        let outcomes = try await withManualPoint { point, _ in
+            point.register(
+                ClosureExecutor { operation, _ in
+                    runs.append(operation.id)
+                    return .completed(Data())
+                }, for: "counted")
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            let handles = try await point.enqueue(operations)
+            for (index, operation) in operations.enumerated() where index % 7 == 3 {
+                _ = try await point.cancel(operation.id)
+            }
+            var outcomes: [CallResult] = []
+            for handle in handles { outcomes.append(try await handle.outcome) }
+            return outcomes
+        }
+        let counts = Dictionary(grouping: runs.all) { $0 }.mapValues(\.count)
+        #expect(counts.values.allSatisfy { $0 == 1 })
+        for (operation, outcome) in zip(operations, outcomes) {
+            switch outcome {
+            case .completed: #expect(counts[operation.id] == 1)
+            case .cancelled: #expect(counts[operation.id] == nil)
+            default: Issue.record("unexpected outcome \(outcome)")
+            }
+        }
+    }
+
     @Test("S11: an executor that completes despite cancellation completes")
     func completesDespiteCancellation() async throws {
         let gate = Gate()

@@ -106,7 +106,7 @@ struct StateMachineTests {
         let first = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
         guard case .run(let job) = first else { throw RelayError(.invalidArgument, "expected a job") }
         let next = machine.finish(
-            job.slot, worker: worker, end: .outcome(.completed(Data())), thenNextJobIn: lane, claimWake: false,
+            [(job.slot, .outcome(.completed(Data())))], worker: worker, thenNextJobIn: lane, claimWake: false,
             cancelled: false, now: 1)
         return (machine, lane, next)
     }
@@ -237,6 +237,138 @@ struct StateMachineTests {
         #expect(machine.lookup(operations[2].id) == nil)
         let effects = machine.takeEffects()
         #expect(effects.released.map(\.id) == operations.map(\.id))
+    }
+
+    /// A worker of a lane of `bunchSize` that ran the first of `count` operations and claimed the rest it may.
+    private struct Batch {
+        var machine: PipelineStateMachine
+        let operations: [CallOperation]
+        let worker: UInt64
+        let lane: Int32
+        let shared = WorkerBatch()
+        var jobs: [PipelineStateMachine.Job] = []
+
+        init(_ tests: StateMachineTests, count: Int, bunchSize: Int) throws {
+            var (machine, lane) = try tests.machine()
+            try machine.upsertLane(
+                .data, sequence: CallSequence(name: .data), bunchSize: bunchSize, algorithm: .flat,
+                addingSuspensions: 0, now: 0)
+            operations = (0..<count).map { _ in CallOperation(kind: "noop") }
+            try machine.enqueue(operations, now: 0)
+            let spawned = machine.takeSpawn(lane: lane)
+            worker = try #require(spawned)
+            guard
+                case .run(let first) = machine.nextJob(
+                    lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+            else { throw RelayError(.invalidArgument, "expected a job") }
+            jobs = [first]
+            machine.claimMore(
+                after: first, lane: lane, worker: worker, batch: shared, limit: 15, now: 0, into: &jobs)
+            self.machine = machine
+            self.lane = lane
+        }
+
+        func state(_ index: Int) -> CallStatus.State? {
+            machine.status(of: operations[index].id, now: 1)?.state
+        }
+
+        /// Reports the batch as the worker does: `ran` operations ran and completed, the rest were given back.
+        mutating func report(ran: Int) -> PipelineStateMachine.NextJob {
+            let ends = jobs.enumerated().map { index, job in
+                (
+                    slot: job.slot,
+                    end: index < ran ? .outcome(.completed(Data())) : PipelineStateMachine.AttemptEnd.returned
+                )
+            }
+            return machine.finish(
+                ends, worker: worker, thenNextJobIn: lane, claimWake: false, cancelled: false, now: 1)
+        }
+    }
+
+    @Test("S4: a worker's batch claims ready operations in start order, and never beyond the bunch size")
+    func batchClaimsWithinTheBunch() throws {
+        let batch = try Batch(self, count: 5, bunchSize: 3)
+        #expect(batch.jobs.map(\.record.id) == batch.operations.prefix(3).map(\.id))
+        #expect(batch.machine.lanes[Int(batch.lane)].running == 3)
+        #expect(batch.machine.workers[batch.worker]?.claimed == batch.jobs.map(\.slot))
+        for index in 0..<3 { #expect(batch.state(index) == .running(attempt: 1)) }
+        #expect(batch.state(3) == .pending(.ready))
+    }
+
+    @Test("S11: cancelling a claimed operation that has not begun ends it, and leaves the running one alone")
+    func cancellingAClaimedOperation() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 4)
+        #expect(try batch.machine.cancel(batch.operations[2].id, now: 1))
+        // The worker runs the first; the cancel asks it to stop the batch, without cancelling its task.
+        #expect(batch.machine.workers[batch.worker]?.doomed == false)
+        #expect(batch.machine.effects.signals.isEmpty)
+        #expect(!batch.shared.mayRun(1))
+        guard case .run(let next) = batch.report(ran: 1) else {
+            Issue.record("expected the given-back operation to run next")
+            return
+        }
+        #expect(batch.state(0) == .finished(.completed(Data())))
+        #expect(batch.state(2) == .finished(.cancelled(.requested)))
+        // The innocent one was given back with its attempt, and is the worker's next job, on attempt 1 again.
+        #expect(next.record.id == batch.operations[1].id)
+        #expect(next.attempt == 1)
+    }
+
+    @Test("S11: cancelling the claimed operation that a worker runs cancels the worker's task")
+    func cancellingTheRunningClaimedOperation() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 4)
+        #expect(batch.shared.mayRun(1))
+        #expect(try batch.machine.cancel(batch.operations[1].id, now: 1))
+        #expect(batch.machine.workers[batch.worker]?.doomed == true)
+        // Nor does the worker start the third.
+        #expect(!batch.shared.mayRun(2))
+    }
+
+    /// Reports a batch that was interrupted while its first operation ran: the rest must have been given back, and
+    /// wait as `waiting` says, their attempts unused.
+    private func expectGivenBack(_ batch: inout Batch, waiting: CallStatus.Waiting) -> PipelineStateMachine.NextJob {
+        #expect(!batch.shared.mayRun(1))
+        let next = batch.report(ran: 1)
+        #expect(batch.state(0) == .finished(.completed(Data())))
+        for index in 1..<batch.operations.count { #expect(batch.state(index) == .pending(waiting)) }
+        #expect(batch.machine.lanes[Int(batch.lane)].running == 0)
+        let returned = batch.machine.records.filter {
+            if case .attemptReturned(_, attempts: 0) = $0 { return true }
+            return false
+        }
+        #expect(returned.count == batch.operations.count - 1)
+        return next
+    }
+
+    @Test("S15: beginning to stop gives back the claimed operations that have not begun, their attempts unused")
+    func stoppingGivesBackClaims() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 4)
+        batch.machine.beginStop(deadline: 10, now: 1)
+        guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
+            Issue.record("a stopping pipeline gives its workers nothing more")
+            return
+        }
+    }
+
+    @Test("S9: suspending a sequence gives back the claimed operations of its workers that have not begun")
+    func suspendingGivesBackClaims() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 4)
+        _ = batch.machine.suspend(lane: batch.lane, reason: "test", now: 1)
+        guard case .park = expectGivenBack(&batch, waiting: .suspended) else {
+            Issue.record("a suspended sequence gives its workers nothing more")
+            return
+        }
+    }
+
+    @Test("S4: lowering the bunch size gives back the claimed operations that have not begun")
+    func loweringTheBunchGivesBackClaims() throws {
+        var batch = try Batch(self, count: 4, bunchSize: 4)
+        try batch.machine.setBunchSize(1, lane: .data, now: 1)
+        // The lane now has more workers than its bunch size, so this one retires.
+        guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
+            Issue.record("expected the extra worker to retire")
+            return
+        }
     }
 
     @Test("the min-heap pops in ascending order")

@@ -71,6 +71,14 @@ extension OperationSlot {
         return Int(attempts)
     }
 
+    /// Gives back an attempt that was claimed but never ran: the operation is pending as before its start.
+    mutating func returnAttempt() {
+        phase = .pending
+        worker = 0
+        attempts -= 1
+        if attempts == 0 { firstStartedAt = Self.never }
+    }
+
     /// Ends the running attempt; the operation is pending until its outcome is applied.
     mutating func endAttempt(now: Int64) {
         phase = .pending
@@ -113,8 +121,10 @@ extension OperationSlot {
 /// A worker task of a sequence, as the pipeline sees it.
 struct WorkerState: Sendable {
     let lane: Int32
-    /// The slot it runs, if any.
-    var current: Int32?
+    /// The slots it claimed in its latest critical section, in start order, when it claimed more than one.
+    var claimed: [Int32] = []
+    /// Shared with the worker while `claimed` holds a batch.
+    var batch: WorkerBatch?
     /// It was woken or spawned to take work and has not asked for it yet.
     var wakePending = true
     /// It must not take another operation: its task is being cancelled.

@@ -158,24 +158,39 @@ extension PipelineCore {
         transition { $0.workerExited(worker, claimWake: false) }.effects.perform()
     }
 
-    /// Finishing one operation and taking the next share one critical section.
+    /// Finishing operations and taking the next share one critical section.
+    ///
+    /// While the lane's operations finish within microseconds, the worker claims several at once, up to a limit that
+    /// doubles after each fast batch; one slow operation sets it back to one, so that operations that wait on I/O
+    /// keep a worker each and run side by side.
     private func workerLoop(_ worker: UInt64, lane: Int32) async {
         let recorder = AttemptRecorder()
+        let batch = WorkerBatch()
         var claimWake = true
-        var finished: (slot: Int32, end: PipelineStateMachine.AttemptEnd)?
+        var limit = 1
+        var jobs: [PipelineStateMachine.Job] = []
+        var ends: [(slot: Int32, end: PipelineStateMachine.AttemptEnd)] = []
+        jobs.reserveCapacity(Self.batchLimit)
+        ends.reserveCapacity(Self.batchLimit)
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
+            jobs.removeAll(keepingCapacity: true)
             let step = transition { machine in
-                guard let finished else {
-                    return machine.nextJob(
-                        lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+                let next =
+                    ends.isEmpty
+                    ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+                    : machine.finish(
+                        ends, worker: worker, thenNextJobIn: lane, claimWake: claimWake, cancelled: cancelled,
+                        now: now)
+                if limit > 1, case .run(let first) = next {
+                    machine.claimMore(
+                        after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now,
+                        into: &jobs)
                 }
-                return machine.finish(
-                    finished.slot, worker: worker, end: finished.end, thenNextJobIn: lane, claimWake: claimWake,
-                    cancelled: cancelled, now: now)
+                return next
             }
-            finished = nil
+            ends.removeAll(keepingCapacity: true)
             claimWake = false
             if step.ticket != .durable {
                 try? await acknowledge(step)
@@ -184,7 +199,17 @@ extension PipelineCore {
             }
             switch step.value {
             case .run(let job):
-                finished = (job.slot, await execute(job, worker: worker, recorder: recorder))
+                let began = ContinuousClock.now
+                ends.append((job.slot, await execute(job, worker: worker, recorder: recorder)))
+                for (index, claimed) in jobs.enumerated() {
+                    guard Self.goesOn(after: ends[index].end), batch.mayRun(index + 1) else {
+                        ends.append((claimed.slot, .returned))
+                        continue
+                    }
+                    ends.append((claimed.slot, await execute(claimed, worker: worker, recorder: recorder)))
+                }
+                let fast = ContinuousClock.now - began < Self.fastOperation * ends.count
+                limit = fast ? min(limit * 2, Self.batchLimit) : 1
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
@@ -192,6 +217,21 @@ extension PipelineCore {
             case .exit:
                 return
             }
+        }
+    }
+
+    /// The most operations a worker claims at once.
+    private static let batchLimit = 16
+    /// An operation that finishes within this much time, on average over its batch, lets its worker claim more.
+    private static let fastOperation = Duration.microseconds(20)
+
+    /// Whether a worker runs its next claimed operation after one that ended this way: not once its task is
+    /// cancelled, nor once the lane went offline, and never after an operation it gave back.
+    private static func goesOn(after end: PipelineStateMachine.AttemptEnd) -> Bool {
+        guard !Task.isCancelled else { return false }
+        switch end {
+        case .outcome(.offline), .reported(.offline, _), .returned, .interrupted: return false
+        case .outcome, .reported, .error: return true
         }
     }
 

@@ -42,6 +42,7 @@ extension PipelineStateMachine {
             completeShutdown(now: now)
         case .running:
             lifecycle = .stopping(deadline: deadline)
+            interruptBatches(lane: nil)
             for lane in lanes.indices {
                 for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
                 lanes[lane].idleWorkers.removeAll()

@@ -27,25 +27,65 @@ extension PipelineStateMachine {
         return worker
     }
 
-    /// Applies the end of a worker's attempt and gives the worker its next step, in one transition.
+    /// Applies the ends of a worker's attempts and gives the worker its next step, in one transition.
     ///
     /// The worker takes the next ready operation of its lane itself, so dispatch waits until it has: a dependent that
     /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
     /// nothing left and park again.
     mutating func finish(
-        _ slot: Int32,
+        _ ends: [(slot: Int32, end: AttemptEnd)],
         worker: UInt64,
-        end: AttemptEnd,
         thenNextJobIn lane: Int32,
         claimWake: Bool,
         cancelled: Bool,
         now: Int64
     ) -> NextJob {
         holdDispatch()
-        finish(slot, worker: worker, end: end, now: now)
+        for (slot, end) in ends { finish(slot, worker: worker, end: end, now: now) }
+        if ends.count > 1 { updateWorker(worker) { $0.claimed.removeAll(keepingCapacity: true) } }
         let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
         releaseDispatch()
         return next
+    }
+
+    /// Claims up to `limit` more ready operations of the lane for a worker that was just given `first`, within the
+    /// bunch size and in start order, and starts them.
+    ///
+    /// The worker runs them one after another and reports their ends in one transition; `batch` lets the pipeline
+    /// interrupt the batch in between (see ``WorkerBatch``).
+    mutating func claimMore(
+        after first: Job,
+        lane: Int32,
+        worker: UInt64,
+        batch: WorkerBatch,
+        limit: Int,
+        now: Int64,
+        into jobs: inout [Job]
+    ) {
+        let l = Int(lane)
+        let start = jobs.count
+        while jobs.count - start < limit, lanes[l].running < lanes[l].bunchSize,
+            let entry = lanes[l].ready.popFirst()
+        {
+            let s = Int(entry.slot)
+            guard slots[s].phase == .ready, slots[s].token == entry.token else { continue }
+            jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now))
+        }
+        guard jobs.count > start else { return }
+        batch.reset()
+        updateWorker(worker) { state in
+            state.batch = batch
+            state.claimed.append(first.slot)
+            for job in jobs[start...] { state.claimed.append(job.slot) }
+        }
+    }
+
+    /// Changes a worker's state through whole-value accesses: the dictionary's in-place accessor allocates on every
+    /// call, and this runs once per batch.
+    private mutating func updateWorker(_ worker: UInt64, _ change: (inout WorkerState) -> Void) {
+        guard var state = workers.removeValue(forKey: worker) else { return }
+        change(&state)
+        workers[worker] = state
     }
 
     /// The worker's next step: run an operation, park until there is work, or exit.
@@ -145,7 +185,11 @@ extension PipelineStateMachine {
         let l = Int(slots[s].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
-        slots[s].endAttempt(now: now)
+        if case .returned = end {
+            giveBack(slot, now: now)
+        } else {
+            slots[s].endAttempt(now: now)
+        }
         switch end {
         case .outcome(let outcome):
             conclude(slot, outcome, lane: l, worker: worker, now: now)
@@ -155,6 +199,8 @@ extension PipelineStateMachine {
             conclude(slot, outcome, lane: l, worker: worker, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+        case .returned:
+            break
         case .interrupted(let reason):
             if slots[s].cancelRequested {
                 finishTerminal(slot, .cancelled(.requested), now: now)
@@ -165,6 +211,20 @@ extension PipelineStateMachine {
             }
         }
         if lifecycle != .running && runningTotal == 0 { rearmTimer() }
+    }
+
+    /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
+    /// waited in the batch ends it.
+    private mutating func giveBack(_ slot: Int32, now: Int64) {
+        let s = Int(slot)
+        slots[s].returnAttempt()
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        let id = slots[s].record.operation.id
+        if recording { records.append(.attemptReturned(id, attempts: Int(slots[s].attempts))) }
+        reevaluate(slot, now: now)
     }
 
     /// Applies what the executor returned.

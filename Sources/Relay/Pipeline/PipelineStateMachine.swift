@@ -51,6 +51,8 @@ struct PipelineStateMachine: Sendable {
         case error(String)
         /// The executor threw while its task was cancelled: by request, or by shutdown.
         case interrupted(String)
+        /// The worker claimed the operation in a batch and gave it back without running it.
+        case returned
     }
 
     enum TimerPlan: Sendable, Equatable {
@@ -245,6 +247,8 @@ struct PipelineStateMachine: Sendable {
             throw RelayError(.invalidBunchSize, "bunch size \(size) for sequence \(name) is below 1")
         }
         let lane = try registeredLane(name)
+        // Claimed operations that have not begun would otherwise start beyond a lowered size.
+        if size < lanes[Int(lane)].bunchSize { interruptBatches(lane: lane) }
         lanes[Int(lane)].bunchSize = size
         if recording {
             records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
@@ -534,6 +538,7 @@ struct PipelineStateMachine: Sendable {
             suspensionCount += 1
             count = suspensionCount
         }
+        interruptBatches(lane: lane)
         let name = lane.map { lanes[Int($0)].name }
         if recording { records.append(.suspensionChanged(name, count: count)) }
         if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now) }
@@ -607,11 +612,31 @@ struct PipelineStateMachine: Sendable {
         case .running:
             guard !slots[s].cancelRequested else { return false }
             slots[s].cancelRequested = true
-            signalCancel(slots[s].worker)
+            cancelRunning(slot)
             return true
         case .pending, .ready:
             finishTerminal(slot, .cancelled(.requested), now: now)
             return true
+        }
+    }
+
+    /// Cancels a running operation's task, unless it is a claimed operation of a batch that has not begun: the worker
+    /// then gives it back, and the operation the worker runs meanwhile goes on.
+    private mutating func cancelRunning(_ slot: Int32) {
+        let worker = slots[Int(slot)].worker
+        guard let state = workers[worker], let batch = state.batch,
+            let index = state.claimed.firstIndex(of: slot)
+        else {
+            signalCancel(worker)
+            return
+        }
+        if batch.stop() == index { signalCancel(worker) }
+    }
+
+    /// Asks the workers of `lane`, or of every lane, to start none of the operations they claimed and have not begun.
+    mutating func interruptBatches(lane: Int32?) {
+        for state in workers.values where lane == nil || state.lane == lane {
+            state.batch?.stop()
         }
     }
 
