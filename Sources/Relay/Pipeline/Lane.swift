@@ -20,7 +20,7 @@ struct Lane: Sendable {
     /// A dispatch was asked for while dispatches were held.
     var dispatchHeld = false
     var idleWorkers: [(worker: UInt64, continuation: CheckedContinuation<WorkerWake, Never>)] = []
-    var spawnWaiter: CheckedContinuation<Bool, Never>?
+    var spawnWaiter = Waiter<Bool>()
 
     var counts = MetricsSnapshot.Counts()
 
@@ -64,8 +64,9 @@ struct Lane: Sendable {
     /// Mutating only so that callers reach the lane in place: a plain method call on an array element copied the whole
     /// lane on every finished operation.
     mutating func isOffline(for operation: UUID) -> Bool {
-        guard let offline else { return false }
-        return offline.operation.id == operation
+        // Checked before binding, which copies the whole optional on every finished operation.
+        if case .none = offline { return false }
+        return offline?.operation.id == operation
     }
 
     /// A ready operation starts an attempt; one access to the lane rather than one per count.

@@ -31,7 +31,7 @@ extension PipelineStateMachine {
                 return .start(sequence, lane: Int32(lane))
             }
         }
-        if let continuation { laneStartWaiter = continuation }
+        if let continuation { laneStartWaiter.park(continuation) }
         return .wait
     }
 

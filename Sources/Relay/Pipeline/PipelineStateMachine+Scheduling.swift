@@ -8,7 +8,7 @@ extension PipelineStateMachine {
         let l = Int(lane)
         guard lifecycle == .running else { return false }
         if lanes[l].pendingSpawns > 0 { return true }
-        lanes[l].spawnWaiter = continuation
+        lanes[l].spawnWaiter.park(continuation)
         return nil
     }
 
@@ -158,7 +158,7 @@ extension PipelineStateMachine {
     ///
     /// `claimWake` releases a wake it was given but never claimed.
     mutating func workerExited(_ worker: UInt64, claimWake: Bool) {
-        guard let state = workers.removeValue(forKey: worker) else { return }
+        guard var state = workers.removeValue(forKey: worker) else { return }
         let l = Int(state.lane)
         if claimWake { lanes[l].wakesInFlight -= 1 }
         lanes[l].workers -= 1
@@ -168,7 +168,7 @@ extension PipelineStateMachine {
             lanes[l].offline?.prober = nil
             lanes[l].offline?.probing = false
         }
-        if let waiter = state.cancelWaiter { effects.signals.append(waiter) }
+        if let waiter = state.cancelWaiter.take() { effects.signals.append(waiter) }
         if lifecycle == .running {
             dispatch(state.lane)
         } else if workers.isEmpty {

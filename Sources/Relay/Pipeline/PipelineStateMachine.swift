@@ -106,10 +106,10 @@ struct PipelineStateMachine: Sendable {
     var reports: [Int32: AttemptFigures] = [:]
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    var timerWaiter: CheckedContinuation<Void, Never>?
+    var timerWaiter = Waiter<Void>()
     var timerGeneration: UInt64 = 0
     var armedDeadline: Int64?
-    var laneStartWaiter: CheckedContinuation<Void, Never>?
+    var laneStartWaiter = Waiter<Void>()
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false
     var heldDispatches: [Int32] = []
@@ -456,7 +456,7 @@ struct PipelineStateMachine: Sendable {
     /// Registers the timer loop's wake-up, or returns `true` when the plan is stale already.
     mutating func waitForRearm(generation: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
         guard generation == timerGeneration, lifecycle != .stopped else { return true }
-        timerWaiter = continuation
+        timerWaiter.park(continuation)
         return false
     }
 
@@ -655,7 +655,7 @@ struct PipelineStateMachine: Sendable {
 
     mutating func waitForCancelSignal(_ worker: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
         guard var state = workers[worker], !state.cancelSignalled else { return true }
-        state.cancelWaiter = continuation
+        state.cancelWaiter.park(continuation)
         workers[worker] = state
         return false
     }
