@@ -25,7 +25,7 @@ final class EventSubscription: EventSink {
         /// A batch the consumer has emptied, handed back to the pipeline to fill next: big batches then reuse their
         /// memory instead of faulting in fresh pages every transition.
         var spare: [CallEvent] = []
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter = ContinuationSlot<Void>()
         var wakeScheduled = false
         var closed = false
     }
@@ -83,7 +83,7 @@ final class EventSubscription: EventSink {
     }
 
     private func scheduleWake(_ state: inout State) -> Bool {
-        guard state.waiter != nil, !state.wakeScheduled else { return false }
+        guard !state.waiter.isEmpty, !state.wakeScheduled else { return false }
         state.wakeScheduled = true
         return true
     }
@@ -127,7 +127,7 @@ final class EventSubscription: EventSink {
                         if state.count > 0 || state.dropped > 0 || state.closed || Task.isCancelled {
                             return true
                         }
-                        state.waiter = continuation
+                        state.waiter.park(continuation)
                         return false
                     }
                     if resumeNow { continuation.resume() }

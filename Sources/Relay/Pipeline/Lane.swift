@@ -20,7 +20,7 @@ struct Lane: Sendable {
     /// A dispatch was asked for while dispatches were held.
     var dispatchHeld = false
     var idleWorkers: [(worker: UInt64, continuation: CheckedContinuation<WorkerWake, Never>)] = []
-    var spawnWaiter = Waiter<Bool>()
+    var spawnWaiter = ContinuationSlot<Bool>()
 
     var counts = MetricsSnapshot.Counts()
 

@@ -131,7 +131,7 @@ struct WorkerState: Sendable {
     var doomed = false
     /// Set when the cancel signal was sent before its waiter registered.
     var cancelSignalled = false
-    var cancelWaiter = Waiter<Void>()
+    var cancelWaiter = ContinuationSlot<Void>()
 }
 
 /// How a parked worker was resumed.

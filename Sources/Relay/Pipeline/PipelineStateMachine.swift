@@ -106,10 +106,10 @@ struct PipelineStateMachine: Sendable {
     var reports: [Int32: AttemptFigures] = [:]
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    var timerWaiter = Waiter<Void>()
+    var timerWaiter = ContinuationSlot<Void>()
     var timerGeneration: UInt64 = 0
     var armedDeadline: Int64?
-    var laneStartWaiter = Waiter<Void>()
+    var laneStartWaiter = ContinuationSlot<Void>()
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false
     var heldDispatches: [Int32] = []

@@ -1,9 +1,10 @@
 /// A slot for one parked continuation, held behind one reference.
 ///
 /// `CheckedContinuation` has a resilient layout: a struct that holds one inline has its size, and the offsets of the
-/// fields after it, known only at run time, so every access to the pipeline's state on the hot path went through a
-/// metadata lookup. Boxed, the slot is one pointer, and parking (which is rare) pays one allocation instead.
-struct Waiter<Value: Sendable>: Sendable {
+/// fields after it, known only at run time, so every access to it goes through a metadata lookup. The pipeline's state
+/// machine, its lanes and an event subscription's buffer are read on every operation or event; boxed, the slot is one
+/// pointer, and parking, which is rarer, pays one allocation instead.
+struct ContinuationSlot<Value: Sendable>: Sendable {
     private indirect enum Box: Sendable {
         case parked(CheckedContinuation<Value, Never>)
     }
@@ -11,6 +12,11 @@ struct Waiter<Value: Sendable>: Sendable {
     private var box: Box?
 
     init() {}
+
+    var isEmpty: Bool {
+        guard case .some = box else { return true }
+        return false
+    }
 
     mutating func park(_ continuation: CheckedContinuation<Value, Never>) {
         box = .parked(continuation)
