@@ -106,7 +106,8 @@ struct StateMachineTests {
         let first = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
         guard case .run(let job) = first else { throw RelayError(.invalidArgument, "expected a job") }
         let next = machine.finish(
-            [(job.slot, .outcome(.completed(Data())))], worker: worker, thenNextJobIn: lane, claimWake: false,
+            [.init(slot: job.slot, end: .outcome(.completed(Data())))], worker: worker, thenNextJobIn: lane,
+            claimWake: false,
             cancelled: false, now: 1)
         return (machine, lane, next)
     }
@@ -263,7 +264,7 @@ struct StateMachineTests {
             else { throw RelayError(.invalidArgument, "expected a job") }
             jobs = [first]
             machine.claimMore(
-                after: first, lane: lane, worker: worker, batch: shared, limit: 15, now: 0, into: &jobs)
+                after: first.slot, lane: lane, worker: worker, batch: shared, limit: 15, now: 0, into: &jobs)
             self.machine = machine
             self.lane = lane
         }
@@ -275,10 +276,8 @@ struct StateMachineTests {
         /// Reports the batch as the worker does: `ran` operations ran and completed, the rest were given back.
         mutating func report(ran: Int) -> PipelineStateMachine.NextJob {
             let ends = jobs.enumerated().map { index, job in
-                (
-                    slot: job.slot,
-                    end: index < ran ? .outcome(.completed(Data())) : PipelineStateMachine.AttemptEnd.returned
-                )
+                PipelineStateMachine.EndedAttempt(
+                    slot: job.slot, end: index < ran ? .outcome(.completed(Data())) : .returned)
             }
             return machine.finish(
                 ends, worker: worker, thenNextJobIn: lane, claimWake: false, cancelled: false, now: 1)

@@ -169,7 +169,7 @@ extension PipelineCore {
         var claimWake = true
         var limit = 1
         var jobs: [PipelineStateMachine.Job] = []
-        var ends: [(slot: Int32, end: PipelineStateMachine.AttemptEnd)] = []
+        var ends: [PipelineStateMachine.EndedAttempt] = []
         jobs.reserveCapacity(Self.batchLimit)
         ends.reserveCapacity(Self.batchLimit)
         while true {
@@ -183,7 +183,7 @@ extension PipelineCore {
                     : machine.finish(
                         ends, worker: worker, thenNextJobIn: lane, claimWake: claimWake, cancelled: cancelled,
                         now: now)
-                if limit > 1, case .run(let first) = next {
+                if limit > 1, let first = next.slot, machine.hasRoomToClaim(in: lane) {
                     machine.claimMore(
                         after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now,
                         into: &jobs)
@@ -199,17 +199,23 @@ extension PipelineCore {
             }
             switch step.value {
             case .run(let job):
-                let began = ContinuousClock.now
-                ends.append((job.slot, await execute(job, worker: worker, recorder: recorder)))
+                // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
+                // the clock, read twice per operation, would cost more than the rest of the loop.
+                let timed = limit < Self.batchLimit || !jobs.isEmpty
+                let began = timed ? ContinuousClock.now : nil
+                ends.append(.init(slot: job.slot, end: await execute(job, worker: worker, recorder: recorder)))
                 for (index, claimed) in jobs.enumerated() {
                     guard Self.goesOn(after: ends[index].end), batch.mayRun(index + 1) else {
-                        ends.append((claimed.slot, .returned))
+                        ends.append(.init(slot: claimed.slot, end: .returned))
                         continue
                     }
-                    ends.append((claimed.slot, await execute(claimed, worker: worker, recorder: recorder)))
+                    ends.append(
+                        .init(slot: claimed.slot, end: await execute(claimed, worker: worker, recorder: recorder)))
                 }
-                let fast = ContinuousClock.now - began < Self.fastOperation * ends.count
-                limit = fast ? min(limit * 2, Self.batchLimit) : 1
+                if let began {
+                    let fast = ContinuousClock.now - began < Self.fastOperation * ends.count
+                    limit = fast ? min(limit * 2, Self.batchLimit) : 1
+                }
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:

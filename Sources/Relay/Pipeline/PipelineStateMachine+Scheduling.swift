@@ -33,7 +33,7 @@ extension PipelineStateMachine {
     /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
     /// nothing left and park again.
     mutating func finish(
-        _ ends: [(slot: Int32, end: AttemptEnd)],
+        _ ends: [EndedAttempt],
         worker: UInt64,
         thenNextJobIn lane: Int32,
         claimWake: Bool,
@@ -41,11 +41,19 @@ extension PipelineStateMachine {
         now: Int64
     ) -> NextJob {
         holdDispatch()
-        for (slot, end) in ends { finish(slot, worker: worker, end: end, now: now) }
+        for ended in ends { finish(ended.slot, worker: worker, end: ended.end, now: now) }
         if ends.count > 1 { updateWorker(worker) { $0.claimed.removeAll(keepingCapacity: true) } }
         let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
         releaseDispatch()
         return next
+    }
+
+    /// Whether the lane has ready operations and room in its bunch: a lane of one, or a full one, then skips the call
+    /// to claim more after every operation.
+    @inline(__always)
+    func hasRoomToClaim(in lane: Int32) -> Bool {
+        let l = Int(lane)
+        return lanes[l].readyCount > 0 && lanes[l].running < lanes[l].bunchSize
     }
 
     /// Claims up to `limit` more ready operations of the lane for a worker that was just given `first`, within the
@@ -54,7 +62,7 @@ extension PipelineStateMachine {
     /// The worker runs them one after another and reports their ends in one transition; `batch` lets the pipeline
     /// interrupt the batch in between (see ``WorkerBatch``).
     mutating func claimMore(
-        after first: Job,
+        after first: Int32,
         lane: Int32,
         worker: UInt64,
         batch: WorkerBatch,
@@ -75,7 +83,7 @@ extension PipelineStateMachine {
         batch.reset()
         updateWorker(worker) { state in
             state.batch = batch
-            state.claimed.append(first.slot)
+            state.claimed.append(first)
             for job in jobs[start...] { state.claimed.append(job.slot) }
         }
     }

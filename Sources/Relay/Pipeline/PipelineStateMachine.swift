@@ -30,6 +30,12 @@ struct PipelineStateMachine: Sendable {
         case probe(any CallExecutor, CallOperation)
         case park
         case exit
+
+        /// The slot of the operation to run, if the step is to run one.
+        var slot: Int32? {
+            guard case .run(let job) = self else { return nil }
+            return job.slot
+        }
     }
 
     /// One attempt handed to a worker.
@@ -53,6 +59,12 @@ struct PipelineStateMachine: Sendable {
         case interrupted(String)
         /// The worker claimed the operation in a batch and gave it back without running it.
         case returned
+    }
+
+    /// An attempt a worker ran, or gave back, and how it ended: what the worker reports for each operation of a batch.
+    struct EndedAttempt: Sendable {
+        let slot: Int32
+        let end: AttemptEnd
     }
 
     enum TimerPlan: Sendable, Equatable {
