@@ -1,7 +1,8 @@
 import Foundation
-import Relay
 import RelayTesting
 import Testing
+
+@testable import Relay
 
 @Suite("S15 lifecycle", .timeLimit(.minutes(1)))
 struct LifecycleTests {
@@ -61,6 +62,39 @@ struct LifecycleTests {
         #expect(stubborn.status?.state == .pending(.ready))
         #expect(stubborn.status?.attempts == 1)
         #expect(queued.status?.attempts == 0)
+    }
+
+    @Test("S15: a stop that lands amid batches of fast operations runs none twice, and gives back what never ran")
+    func stopAmidBatches() async throws {
+        let runs = Log<UUID>()
+        let operations = (0..<20_000).map { _ in CallOperation(kind: "counted") }
+        let point = try await DataPoint(storage: .volatile)
+        point.register(
+            ClosureExecutor { [weak point] operation, _ in
+                runs.append(operation.id)
+                // The stop begins from inside an operation, so that it lands while workers hold batches.
+                if runs.count == 2_000 { point?.core.beginStop(gracePeriod: .zero) }
+                return .completed(Data())
+            }, for: "counted")
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+        try await point.enqueue(operations)
+        try await point.run()
+        let counts = Dictionary(grouping: runs.all) { $0 }.mapValues(\.count)
+        #expect(counts.values.allSatisfy { $0 == 1 })
+        var unfinished = 0
+        for operation in operations {
+            let status = try #require(point.status(of: operation.id))
+            switch status.state {
+            case .finished(.completed):
+                #expect(counts[operation.id] == 1)
+            case .pending:
+                #expect(status.attempts == counts[operation.id, default: 0])
+                unfinished += 1
+            default:
+                Issue.record("unexpected state \(status.state)")
+            }
+        }
+        #expect(unfinished > 0)
     }
 
     @Test("S15: DataPoint.with runs the engine for a scope and stops it at the end")

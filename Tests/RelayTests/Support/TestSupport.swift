@@ -56,6 +56,7 @@ final class Log<Value: Sendable>: Sendable {
     }
 
     var all: [Value] { values.withLock { $0 } }
+    var count: Int { values.withLock(\.count) }
 }
 
 extension CallKind {
