@@ -97,6 +97,28 @@ struct LifecycleTests {
         #expect(unfinished > 0)
     }
 
+    @Test("S15: a stop from another task lands while workers run a backlog of operations that never suspend")
+    func stopFromAnotherTaskLands() async throws {
+        let runs = Log<UUID>()
+        let firstPart = Gate()
+        let point = try await DataPoint(storage: .volatile)
+        point.register(
+            ClosureExecutor { operation, _ in
+                runs.append(operation.id)
+                if runs.count == 1_000 { firstPart.open() }
+                return .completed(Data())
+            }, for: "counted")
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+        try await point.enqueue((0..<10_000).map { _ in CallOperation(kind: "counted") })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            await firstPart.wait()
+            await point.shutdown(gracePeriod: .zero)
+            try await group.waitForAll()
+        }
+        #expect(runs.count < 10_000)
+    }
+
     @Test("S15: DataPoint.with runs the engine for a scope and stops it at the end")
     func withRunsForAScope() async throws {
         let point = try await DataPoint.with(storage: .volatile) { point in

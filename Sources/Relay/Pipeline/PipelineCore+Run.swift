@@ -168,6 +168,7 @@ extension PipelineCore {
         let batch = WorkerBatch()
         var claimWake = true
         var limit = 1
+        var sinceYield = 0
         var jobs: [PipelineStateMachine.Job] = []
         var ends: [PipelineStateMachine.EndedAttempt] = []
         jobs.reserveCapacity(Self.batchLimit)
@@ -216,6 +217,13 @@ extension PipelineCore {
                     let fast = ContinuousClock.now - began < Self.fastOperation * ends.count
                     limit = fast ? min(limit * 2, Self.batchLimit) : 1
                 }
+                // Operations that finish without suspending would keep this thread to the worker for the whole
+                // backlog; the application's other tasks, and a request to stop, get a turn now and then.
+                sinceYield += ends.count
+                if sinceYield >= Self.operationsBetweenYields {
+                    sinceYield = 0
+                    await Task.yield()
+                }
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
@@ -226,6 +234,8 @@ extension PipelineCore {
         }
     }
 
+    /// How many operations a worker runs between two turns it gives the executor's other tasks.
+    private static let operationsBetweenYields = 256
     /// The most operations a worker claims at once.
     private static let batchLimit = 16
     /// An operation that finishes within this much time, on average over its batch, lets its worker claim more.
