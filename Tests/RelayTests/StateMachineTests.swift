@@ -359,6 +359,24 @@ struct StateMachineTests {
         }
     }
 
+    @Test("S9: a destination found offline by another worker stops the lane's batches from starting more")
+    func goingOfflineInterruptsBatches() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 8)
+        let other = CallOperation(kind: "noop")
+        try batch.machine.enqueue([other], now: 1)
+        let worker: UInt64 = 99
+        batch.machine.workers[worker] = WorkerState(lane: batch.lane)
+        guard
+            case .run(let job) = batch.machine.nextJob(
+                lane: batch.lane, worker: worker, claimWake: false, cancelled: false, now: 1)
+        else {
+            Issue.record("expected the other worker to get the new operation")
+            return
+        }
+        batch.machine.finish(job.slot, worker: worker, end: .outcome(.offline(reason: "unreachable")), now: 2)
+        #expect(!batch.shared.mayRun(1))
+    }
+
     @Test("S4: lowering the bunch size gives back the claimed operations that have not begun")
     func loweringTheBunchGivesBackClaims() throws {
         var batch = try Batch(self, count: 4, bunchSize: 4)

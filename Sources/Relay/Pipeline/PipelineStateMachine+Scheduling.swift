@@ -300,6 +300,8 @@ extension PipelineStateMachine {
             lanes[l].offline = Offline(
                 reason: reason, executor: executors[Int(slots[s].executor)], operation: operation, prober: worker)
             publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
+            // Like a suspension, the lane starts nothing more, claimed operations included.
+            interruptBatches(lane: Int32(l))
         }
         reevaluate(slot, now: now)
     }

@@ -647,7 +647,7 @@ struct PipelineStateMachine: Sendable {
 
     /// Asks the workers of `lane`, or of every lane, to start none of the operations they claimed and have not begun.
     mutating func interruptBatches(lane: Int32?) {
-        for state in workers.values where lane == nil || state.lane == lane {
+        for state in workers.values where !state.claimed.isEmpty && (lane == nil || state.lane == lane) {
             state.batch?.stop()
         }
     }
