@@ -98,7 +98,8 @@ goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
     "Mixed Relay three sequences n=30000|Mixed TaskGroup width 16 n=30000" \
-    "Events Relay lifecycle n=300000|P7 AsyncStream one per yield n=300000"; do
+    "Events Relay lifecycle n=300000|P7 AsyncStream one per yield n=300000" \
+    "Ids Relay new operations n=100000|Ids Foundation UUID new operations n=100000"; do
     relay=$(rate "${pair%%|*}")
     baseline=$(rate "${pair##*|}")
     echo "info ${pair%%|*}: relay=$relay/s baseline=$baseline/s ratio=$(ratio "$relay" "$baseline")"

@@ -27,6 +27,26 @@ struct OperationTests {
         #expect(decoded.idempotencyKey == "order-42")
     }
 
+    @Test("new operations get random version 4 UUIDs, all different when many tasks make them at once")
+    func defaultIdentifiers() async throws {
+        let ids = await withTaskGroup(of: [UUID].self) { group in
+            for _ in 0..<4 {
+                group.addTask { (0..<25_000).map { _ in CallOperation(kind: "fetch").id } }
+            }
+            return await group.reduce(into: [UUID]()) { $0 += $1 }
+        }
+        #expect(ids.count == 100_000)
+        #expect(Set(ids).count == ids.count)
+        let versions = Set(ids.map { $0.uuid.6 >> 4 })
+        let variants = Set(ids.map { $0.uuid.8 >> 6 })
+        #expect(versions == [4])
+        #expect(variants == [0b10])
+        // Random bits: across so many ids every value of the first byte turns up.
+        #expect(Set(ids.map(\.uuid.0)).count == 256)
+        let call = HTTPCall(method: .get, url: try #require(URL(string: "http://127.0.0.1:9/")))
+        #expect(try CallOperation.http(call).id != CallOperation.http(call).id)
+    }
+
     @Test("an operation is a value: changing a copy leaves the original as it was")
     func valueSemantics() {
         let original = CallOperation(kind: "fetch", priority: 1, payload: Data("a".utf8))

@@ -214,6 +214,18 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Making operations: Relay's default identifiers against Foundation's `UUID()`, which on Linux reads the random
+    // device with its own system calls for every identifier.
+    do {
+        let count = 100_000
+        Benchmark("Ids Relay new operations n=\(count)", configuration: configuration(iterations: 15)) { _ in
+            blackHole(independentOperations(count))
+        }
+        Benchmark("Ids Foundation UUID new operations n=\(count)", configuration: configuration(iterations: 15)) { _ in
+            blackHole((0..<count).map { _ in CallOperation(id: UUID(), kind: noop) })
+        }
+    }
+
     // Allocations per operation: with a scaling factor of 1,000 and 1,000 operations per iteration, the scaled
     // malloc count reads per operation.
     let perOperation = Benchmark.Configuration(

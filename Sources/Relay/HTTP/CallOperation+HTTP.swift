@@ -27,7 +27,7 @@ extension CallOperation {
     ///   ``RelayError/Code/invalidArgument`` when the call is not valid.
     public static func http(
         _ call: HTTPCall,
-        id: UUID = UUID(),
+        id: UUID = RandomUUIDs.next(),
         sequenceName: CallSequence.Name? = nil,
         dependencies: Set<UUID> = [],
         priority: Int = 0,

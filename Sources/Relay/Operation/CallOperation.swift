@@ -131,7 +131,7 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     ///   - onDependencyFailure: What happens when a dependency fails or is cancelled.
     ///   - idempotencyKey: A stable deduplication key; derived from `id` when `nil`.
     public init(
-        id: UUID = UUID(),
+        id: UUID = RandomUUIDs.next(),
         kind: CallKind,
         sequenceName: CallSequence.Name = .data,
         dependencies: Set<UUID> = [],
