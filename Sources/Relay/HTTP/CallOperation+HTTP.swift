@@ -15,7 +15,7 @@ extension CallOperation {
     ///
     /// - Parameters:
     ///   - call: The call; checked before anything is stored.
-    ///   - id: The operation's identity.
+    ///   - id: The operation's identity; by default a new random (version 4) UUID.
     ///   - sequenceName: The sequence; by default ``CallSequence/Name/downloads`` for calls with a destination,
     ///     ``CallSequence/Name/uploads`` for file bodies, and ``CallSequence/Name/data`` otherwise.
     ///   - dependencies: Operations that must finish first.

@@ -120,7 +120,7 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     /// Creates an operation.
     ///
     /// - Parameters:
-    ///   - id: The operation's identity; a new UUID by default.
+    ///   - id: The operation's identity; by default a new random (version 4) UUID.
     ///   - kind: Which executor runs it.
     ///   - sequenceName: The sequence that runs it.
     ///   - dependencies: Operations that must finish first.
