@@ -240,13 +240,57 @@ struct StateMachineTests {
         #expect(effects.released.map(\.id) == operations.map(\.id))
     }
 
+    @Test("S16: an operation that takes a forgotten operation's slot starts afresh, with nothing of the old one")
+    func reusedSlotStartsAfresh() throws {
+        var (machine, lane) = try self.machine()
+        let old = CallOperation(kind: "noop")
+        try machine.enqueue([old], now: 0)
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        guard
+            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        else {
+            Issue.record("expected a job")
+            return
+        }
+        // The old operation ran once, waits for a retry and a hold, then is cancelled and forgotten.
+        machine.finish(job.slot, worker: worker, end: .outcome(.retry(after: .seconds(100), reason: "busy")), now: 7)
+        try machine.hold(old.id, until: 200_000_000_000, context: "later", now: 8)
+        let cancelled = try machine.cancel(old.id, now: 9)
+        #expect(cancelled)
+        let more = machine.evictExpired(now: 2_000_000_000)
+        #expect(!more)
+        #expect(machine.lookup(old.id) == nil)
+
+        let new = CallOperation(kind: "noop")
+        try machine.enqueue([new], now: 3_000_000_000)
+        #expect(machine.lookup(new.id) == job.slot)
+        let status = try #require(machine.status(of: new.id, now: 3_000_000_000))
+        #expect(status.state == .pending(.ready))
+        #expect(status.attempts == 0)
+        #expect(status.metrics.startedAt == nil)
+        #expect(status.metrics.finishedAt == nil)
+        #expect(status.metrics.runTime == .zero)
+        #expect(status.metrics.enqueuedAt == Date(timeIntervalSince1970: 3))
+        guard
+            case .run(let next) = machine.nextJob(
+                lane: lane, worker: worker, claimWake: false, cancelled: false, now: 3_000_000_000)
+        else {
+            Issue.record("expected the new operation to start at once")
+            return
+        }
+        #expect(next.record.id == new.id)
+        #expect(next.attempt == 1)
+    }
+
     /// A worker of a lane of `bunchSize` that ran the first of `count` operations and claimed the rest it may.
     private struct Batch {
         var machine: PipelineStateMachine
         let operations: [CallOperation]
         let worker: UInt64
         let lane: Int32
-        let shared = WorkerBatch()
+        /// The batch the worker's state holds, as the worker's loop gets it.
+        let shared: WorkerBatch
         var jobs: [PipelineStateMachine.Job] = []
 
         init(_ tests: StateMachineTests, count: Int, bunchSize: Int) throws {
@@ -258,6 +302,8 @@ struct StateMachineTests {
             try machine.enqueue(operations, now: 0)
             let spawned = machine.takeSpawn(lane: lane)
             worker = try #require(spawned)
+            let state = try #require(machine.workers[worker])
+            shared = state.batch
             guard
                 case .run(let first) = machine.nextJob(
                     lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
@@ -289,7 +335,7 @@ struct StateMachineTests {
         let batch = try Batch(self, count: 5, bunchSize: 3)
         #expect(batch.jobs.map(\.record.id) == batch.operations.prefix(3).map(\.id))
         #expect(batch.machine.lanes[Int(batch.lane)].running == 3)
-        #expect(batch.machine.workers[batch.worker]?.claimed == batch.jobs.map(\.slot))
+        #expect(batch.jobs.map { batch.machine.slots[Int($0.slot)].batchIndex } == [0, 1, 2])
         for index in 0..<3 { #expect(batch.state(index) == .running(attempt: 1)) }
         #expect(batch.state(3) == .pending(.ready))
     }

@@ -25,7 +25,12 @@ struct Lane: Sendable {
     var counts = MetricsSnapshot.Counts()
 
     /// Set while the lane's destination cannot be reached; nothing starts until a probe succeeds.
-    var offline: Offline?
+    var offline: Offline? {
+        didSet { offlineOperationID = offline?.operation.id }
+    }
+    /// The id of ``offline``'s operation, for the checks of every started and finished operation: testing the
+    /// optional itself copied the whole `Offline`, existential and operation included.
+    private(set) var offlineOperationID: UUID?
 
     /// With `.commitGraph`: unfinished operations per open commit, the open commits oldest first, and ready
     /// operations of later commits waiting for earlier ones.
@@ -49,9 +54,7 @@ struct Lane: Sendable {
 
     /// While the lane is offline, gives the probing to `worker` unless another worker has it; `nil` when online.
     mutating func assignProbe(to worker: UInt64) -> PipelineStateMachine.NextJob? {
-        // Checked before binding, which copies the whole optional on every job a worker takes.
-        if case .none = offline { return nil }
-        guard var offline else { return nil }
+        guard offlineOperationID != nil, var offline else { return nil }
         guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
         offline.prober = worker
         offline.probing = true
@@ -64,10 +67,11 @@ struct Lane: Sendable {
     /// Mutating only so that callers reach the lane in place: a plain method call on an array element copied the whole
     /// lane on every finished operation.
     mutating func isOffline(for operation: UUID) -> Bool {
-        // Checked before binding, which copies the whole optional on every finished operation.
-        if case .none = offline { return false }
-        return offline?.operation.id == operation
+        offlineOperationID == operation
     }
+
+    /// Whether the lane's destination cannot be reached.
+    var isOffline: Bool { offlineOperationID != nil }
 
     /// A ready operation starts an attempt; one access to the lane rather than one per count.
     mutating func countStart() {

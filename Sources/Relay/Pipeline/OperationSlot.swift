@@ -14,6 +14,7 @@ struct OperationSlot: Sendable {
     }
 
     static let never = Int64.min
+    static let unbatched = UInt8.max
 
     // Fields are ordered so that the small ones fill each other's padding: a million pending operations keep a
     // million slots.
@@ -23,6 +24,8 @@ struct OperationSlot: Sendable {
     var phase: Phase = .pending
     var gated = false
     var cancelRequested = false
+    /// Its place in its worker's batch while it runs as part of one, or ``unbatched``.
+    var batchIndex = unbatched
     var token: UInt32 = 0
     var lane: Int32
     var executor: Int32
@@ -62,8 +65,9 @@ extension OperationSlot {
     // that its storage is unique, so field-by-field writes on the hot path paid for that check once per field.
 
     /// Starts an attempt; returns its number.
-    mutating func beginAttempt(worker: UInt64, now: Int64) -> Int {
+    mutating func beginAttempt(worker: UInt64, batchIndex: UInt8, now: Int64) -> Int {
         phase = .running
+        self.batchIndex = batchIndex
         attempts += 1
         if firstStartedAt == Self.never { firstStartedAt = now }
         lastStartedAt = now
@@ -95,6 +99,41 @@ extension OperationSlot {
         gated = false
     }
 
+    /// Takes a vacated slot for a new operation: the token carries on, and every other field starts as in a new slot.
+    ///
+    /// Field by field, because building a new slot and assigning it copied all of it through a temporary on every
+    /// enqueued operation. ``vacate()`` left the dependents and the result empty.
+    mutating func occupy(
+        record: OperationRecord,
+        lane: Int32,
+        executor: Int32,
+        indexHash: UInt32,
+        order: UInt64,
+        snapshot: UInt64,
+        enqueuedAt: Int64
+    ) {
+        self.record = record
+        phase = .pending
+        gated = false
+        cancelRequested = false
+        batchIndex = Self.unbatched
+        self.lane = lane
+        self.executor = executor
+        unfinishedDependencies = 0
+        attempts = 0
+        self.indexHash = indexHash
+        self.order = order
+        self.snapshot = snapshot
+        self.enqueuedAt = enqueuedAt
+        firstStartedAt = Self.never
+        lastStartedAt = Self.never
+        runNanoseconds = 0
+        finishedAt = Self.never
+        holdUntil = Self.never
+        retryAt = Self.never
+        worker = 0
+    }
+
     /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites
     /// every other field.
     mutating func vacate() -> OperationRecord {
@@ -121,10 +160,8 @@ extension OperationSlot {
 /// A worker task of a sequence, as the pipeline sees it.
 struct WorkerState: Sendable {
     let lane: Int32
-    /// The slots it claimed in its latest critical section, in start order, when it claimed more than one.
-    var claimed: [Int32] = []
-    /// Shared with the worker while `claimed` holds a batch.
-    var batch: WorkerBatch?
+    /// Shared with the worker for the batches it claims; each claimed slot keeps its place in it.
+    let batch = WorkerBatch()
     /// It was woken or spawned to take work and has not asked for it yet.
     var wakePending = true
     /// It must not take another operation: its task is being cancelled.

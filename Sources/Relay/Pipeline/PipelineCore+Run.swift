@@ -149,8 +149,10 @@ extension PipelineCore {
     /// loop when the operation it runs is cancelled. A cancelled worker finishes its operation and exits; the lane
     /// spawns a replacement if work remains.
     func runWorker(_ worker: UInt64, lane: Int32) async {
+        // The worker's state exists from its spawn until it exits, so the batch is there.
+        let batch = state.withLock { $0.workers[worker]?.batch } ?? WorkerBatch()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.workerLoop(worker, lane: lane) }
+            group.addTask { await self.workerLoop(worker, lane: lane, batch: batch) }
             group.addTask { await self.waitForCancelSignal(worker) }
             await group.next()
             group.cancelAll()
@@ -163,9 +165,8 @@ extension PipelineCore {
     /// While the lane's operations finish within microseconds, the worker claims several at once, up to a limit that
     /// doubles after each fast batch; one slow operation sets it back to one, so that operations that wait on I/O
     /// keep a worker each and run side by side.
-    private func workerLoop(_ worker: UInt64, lane: Int32) async {
+    private func workerLoop(_ worker: UInt64, lane: Int32, batch: WorkerBatch) async {
         let recorder = AttemptRecorder()
-        let batch = WorkerBatch()
         var claimWake = true
         var limit = 1
         var sinceYield = 0

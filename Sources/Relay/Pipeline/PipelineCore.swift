@@ -85,6 +85,10 @@ final class PipelineCore: Sendable {
 
     /// Builds the commit's records before taking the lock, for the snapshot the previous commit suggests; the state
     /// machine builds them itself in the rare case that another commit came first.
+    ///
+    /// The commit first forgets as many expired operations as it brings, in the same critical section: their slots,
+    /// warm in the cache, take the new operations, and a steady stream keeps the table at its size without a critical
+    /// section of its own for eviction. A larger backlog is forgotten in steps afterwards.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = operations.map { operation in
@@ -92,12 +96,13 @@ final class PipelineCore: Sendable {
             stored.snapshot = expected
             return OperationRecord(operation: stored)
         }
-        let (records, next) = try await command { (machine, now) throws(RelayError) in
+        let (records, next, backlog) = try await command { (machine, now) throws(RelayError) in
+            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
             let records = try machine.enqueue(operations, prebuilt: prebuilt, now: now)
-            return (records, machine.lastSnapshot + 1)
+            return (records, machine.lastSnapshot + 1, backlog)
         }
         expectedSnapshot.store(next, ordering: .relaxed)
-        evictExpired()
+        if backlog { evictExpired() }
         return records
     }
 

@@ -112,15 +112,13 @@ extension PipelineStateMachine {
                 executor = (kind, number)
             }
             let number = allocateSlot(
-                OperationSlot(
-                    record: record,
-                    lane: lane?.number ?? 0,
-                    executor: executor?.number ?? -1,
-                    indexHash: idHash,
-                    order: firstOrder + UInt64(fresh.count),
-                    snapshot: snapshot,
-                    enqueuedAt: now
-                )
+                record: record,
+                lane: lane?.number ?? 0,
+                executor: executor?.number ?? -1,
+                indexHash: idHash,
+                order: firstOrder + UInt64(fresh.count),
+                snapshot: snapshot,
+                enqueuedAt: now
             )
             index.insert(number, hash: idHash, at: bucket)
             fresh.append(number)

@@ -42,7 +42,6 @@ extension PipelineStateMachine {
     ) -> NextJob {
         holdDispatch()
         for ended in ends { finish(ended.slot, worker: worker, end: ended.end, now: now) }
-        if ends.count > 1 { updateWorker(worker) { $0.claimed.removeAll(keepingCapacity: true) } }
         let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
         releaseDispatch()
         return next
@@ -59,8 +58,9 @@ extension PipelineStateMachine {
     /// Claims up to `limit` more ready operations of the lane for a worker that was just given `first`, within the
     /// bunch size and in start order, and starts them.
     ///
-    /// The worker runs them one after another and reports their ends in one transition; `batch` lets the pipeline
-    /// interrupt the batch in between (see ``WorkerBatch``).
+    /// The worker runs them one after another and reports their ends in one transition; `batch`, the one its
+    /// ``WorkerState`` holds, lets the pipeline interrupt the batch in between (see ``WorkerBatch``). The worker
+    /// passes it in, so that claiming reads nothing of the worker's state.
     mutating func claimMore(
         after first: Int32,
         lane: Int32,
@@ -77,23 +77,12 @@ extension PipelineStateMachine {
         {
             let s = Int(entry.slot)
             guard slots[s].phase == .ready, slots[s].token == entry.token else { continue }
-            jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now))
+            let batchIndex = UInt8(jobs.count - start + 1)
+            jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex))
         }
         guard jobs.count > start else { return }
         batch.reset()
-        updateWorker(worker) { state in
-            state.batch = batch
-            state.claimed.append(first)
-            for job in jobs[start...] { state.claimed.append(job.slot) }
-        }
-    }
-
-    /// Changes a worker's state through whole-value accesses: the dictionary's in-place accessor allocates on every
-    /// call, and this runs once per batch.
-    private mutating func updateWorker(_ worker: UInt64, _ change: (inout WorkerState) -> Void) {
-        guard var state = workers.removeValue(forKey: worker) else { return }
-        change(&state)
-        workers[worker] = state
+        slots[Int(first)].batchIndex = 0
     }
 
     /// The worker's next step: run an operation, park until there is work, or exit.
@@ -117,9 +106,15 @@ extension PipelineStateMachine {
         return .park
     }
 
-    private mutating func start(_ slot: Int32, lane l: Int, worker: UInt64, now: Int64) -> Job {
+    private mutating func start(
+        _ slot: Int32,
+        lane l: Int,
+        worker: UInt64,
+        now: Int64,
+        batchIndex: UInt8 = OperationSlot.unbatched
+    ) -> Job {
         let s = Int(slot)
-        let attempt = slots[s].beginAttempt(worker: worker, now: now)
+        let attempt = slots[s].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
         lanes[l].countStart()
         runningTotal += 1
         if recording || hub.isActive {

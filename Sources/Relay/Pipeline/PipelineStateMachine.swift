@@ -381,7 +381,7 @@ struct PipelineStateMachine: Sendable {
         }
         guard lifecycle == .running, suspensionCount == 0 else { return }
         let l = Int(lane)
-        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, lanes[l].offline == nil else { return }
+        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, !lanes[l].isOffline else { return }
         var demand = lanes[l].readyCount - lanes[l].wakesInFlight
         var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
         while demand > 0 && capacity > 0 {
@@ -425,7 +425,7 @@ struct PipelineStateMachine: Sendable {
         let starting = lifecycle == .running && suspensionCount == 0
         return !lanes.contains { lane in
             guard lane.wakesInFlight == 0 else { return true }
-            guard starting, lane.isRegistered, lane.suspensionCount == 0, lane.offline == nil else { return false }
+            guard starting, lane.isRegistered, lane.suspensionCount == 0, !lane.isOffline else { return false }
             return lane.readyCount > 0 && lane.running < lane.bunchSize
         }
     }
@@ -523,6 +523,29 @@ struct PipelineStateMachine: Sendable {
         if !reports.isEmpty { reports[slot] = nil }
         freeSlots.append(slot)
         return slots[s].vacate()
+    }
+
+    /// A slot for a new operation; a vacated one when there is one, taken in place.
+    mutating func allocateSlot(
+        record: OperationRecord,
+        lane: Int32,
+        executor: Int32,
+        indexHash: UInt32,
+        order: UInt64,
+        snapshot: UInt64,
+        enqueuedAt: Int64
+    ) -> Int32 {
+        if let reused = freeSlots.popLast() {
+            slots[Int(reused)].occupy(
+                record: record, lane: lane, executor: executor, indexHash: indexHash, order: order,
+                snapshot: snapshot, enqueuedAt: enqueuedAt)
+            return reused
+        }
+        slots.append(
+            OperationSlot(
+                record: record, lane: lane, executor: executor, indexHash: indexHash, order: order,
+                snapshot: snapshot, enqueuedAt: enqueuedAt))
+        return Int32(slots.count - 1)
     }
 
     mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
@@ -636,19 +659,19 @@ struct PipelineStateMachine: Sendable {
     /// then gives it back, and the operation the worker runs meanwhile goes on.
     private mutating func cancelRunning(_ slot: Int32) {
         let worker = slots[Int(slot)].worker
-        guard let state = workers[worker], let batch = state.batch,
-            let index = state.claimed.firstIndex(of: slot)
-        else {
+        let index = slots[Int(slot)].batchIndex
+        guard index != OperationSlot.unbatched, let batch = workers[worker]?.batch else {
             signalCancel(worker)
             return
         }
-        if batch.stop() == index { signalCancel(worker) }
+        if batch.stop() == Int(index) { signalCancel(worker) }
     }
 
     /// Asks the workers of `lane`, or of every lane, to start none of the operations they claimed and have not begun.
     mutating func interruptBatches(lane: Int32?) {
-        for state in workers.values where !state.claimed.isEmpty && (lane == nil || state.lane == lane) {
-            state.batch?.stop()
+        // A worker without a batch ignores the request, and its next batch starts with a fresh one.
+        for state in workers.values where lane == nil || state.lane == lane {
+            state.batch.stop()
         }
     }
 
