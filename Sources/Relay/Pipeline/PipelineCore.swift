@@ -86,9 +86,9 @@ final class PipelineCore: Sendable {
     /// Builds the commit's records before taking the lock, for the snapshot the previous commit suggests; the state
     /// machine builds them itself in the rare case that another commit came first.
     ///
-    /// The commit first forgets as many expired operations as it brings, in the same critical section: their slots,
-    /// warm in the cache, take the new operations, and a steady stream keeps the table at its size without a critical
-    /// section of its own for eviction. A larger backlog is forgotten in steps afterwards.
+    /// Once the commit is applied, the same critical section forgets as many expired operations as the commit
+    /// brought, so that a steady stream keeps the table at its size without critical sections of its own for
+    /// eviction; a larger backlog is forgotten in steps afterwards. A rejected commit forgets nothing.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = operations.map { operation in
@@ -97,8 +97,8 @@ final class PipelineCore: Sendable {
             return OperationRecord(operation: stored)
         }
         let (records, next, backlog) = try await command { (machine, now) throws(RelayError) in
-            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
             let records = try machine.enqueue(operations, prebuilt: prebuilt, now: now)
+            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
             return (records, machine.lastSnapshot + 1, backlog)
         }
         expectedSnapshot.store(next, ordering: .relaxed)
