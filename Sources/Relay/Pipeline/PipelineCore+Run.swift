@@ -237,7 +237,8 @@ extension PipelineCore {
 
     /// How many operations a worker runs between two turns it gives the executor's other tasks.
     private static let operationsBetweenYields = 256
-    /// The most operations a worker claims at once.
+    /// The most operations a worker claims at once; below 255, since a claimed operation keeps its place in its batch
+    /// in a byte of its slot.
     private static let batchLimit = 16
     /// An operation that finishes within this much time, on average over its batch, lets its worker claim more.
     private static let fastOperation = Duration.microseconds(20)
