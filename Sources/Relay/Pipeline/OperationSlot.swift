@@ -134,6 +134,24 @@ extension OperationSlot {
         worker = 0
     }
 
+    /// Sets what storage kept of a restored operation; a finished one gets its result and when it finished.
+    mutating func restore(
+        attempts: Int32,
+        firstStartedAt: Int64,
+        retryAt: Int64,
+        holdUntil: Int64,
+        result: (CallResult, finishedAt: Int64)?
+    ) {
+        self.attempts = attempts
+        self.firstStartedAt = firstStartedAt
+        self.retryAt = retryAt
+        self.holdUntil = holdUntil
+        guard let (result, finishedAt) = result else { return }
+        phase = .finished
+        self.result = result
+        self.finishedAt = finishedAt
+    }
+
     /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites
     /// every other field.
     mutating func vacate() -> OperationRecord {

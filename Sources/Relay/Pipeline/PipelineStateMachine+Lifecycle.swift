@@ -125,8 +125,9 @@ extension PipelineStateMachine {
             guard case .vacant(let bucket, let idHash) = index.probe(id, holds: { slots[Int($0)].record.id == id })
             else { continue }
             let lane = placeholderLane(entry.operation.sequenceName)
-            var slot = OperationSlot(
-                record: OperationRecord(operation: entry.operation),
+            let record = OperationRecord(operation: entry.operation)
+            let number = allocateSlot(
+                record: record,
                 lane: lane,
                 executor: executorIndex[entry.operation.kind] ?? -1,
                 indexHash: idHash,
@@ -136,18 +137,15 @@ extension PipelineStateMachine {
             )
             nextOrder += 1
             lastSnapshot = max(lastSnapshot, entry.operation.snapshot ?? 0)
-            slot.attempts = Int32(clamping: entry.attempts)
-            slot.firstStartedAt = entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never
-            slot.retryAt = entry.retryAt.map(clock.time(of:)) ?? OperationSlot.never
             let contexts = entry.holds.mapValues(clock.time(of:))
-            slot.holdUntil = contexts.values.max() ?? OperationSlot.never
-            if let result = entry.result {
-                slot.phase = .finished
-                slot.result = result
-                slot.finishedAt = entry.finishedAt.map(clock.time(of:)) ?? now
-            }
-            let number = allocateSlot(slot)
-            if let result = entry.result { settle(slot.record, .success(result)) }
+            slots[Int(number)].restore(
+                attempts: Int32(clamping: entry.attempts),
+                firstStartedAt: entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never,
+                retryAt: entry.retryAt.map(clock.time(of:)) ?? OperationSlot.never,
+                holdUntil: contexts.values.max() ?? OperationSlot.never,
+                result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
+            )
+            if let result = entry.result { settle(record, .success(result)) }
             index.insert(number, hash: idHash, at: bucket)
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)

@@ -548,17 +548,6 @@ struct PipelineStateMachine: Sendable {
         return Int32(slots.count - 1)
     }
 
-    mutating func allocateSlot(_ slot: OperationSlot) -> Int32 {
-        if let reused = freeSlots.popLast() {
-            let token = slots[Int(reused)].token
-            slots[Int(reused)] = slot
-            slots[Int(reused)].token = token
-            return reused
-        }
-        slots.append(slot)
-        return Int32(slots.count - 1)
-    }
-
     // MARK: - Suspension
 
     /// Increments a suspension count and returns the new count.
