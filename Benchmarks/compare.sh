@@ -26,13 +26,13 @@ median() {
     ' "$file"
 }
 
-# Operations (or events) per second of a benchmark whose name ends in n=<count>.
+# Operations (or events) per second of a benchmark: the median of the rates its iterations recorded, each timed inside
+# the task that ran the workload on every core (see Benchmarks/Support/Pairing).
 rate() {
-    local seconds count
-    seconds=$(median "$1" wallClock)
-    count=${1##*n=}
-    [ "$seconds" = "missing" ] && { echo "missing"; return; }
-    awk -v n="$count" -v s="$seconds" 'BEGIN { printf "%.0f\n", n / s }'
+    local value
+    value=$(median "$1" operationsPerSecond)
+    [ "$value" = "missing" ] && { echo "missing"; return; }
+    awk -v v="$value" 'BEGIN { printf "%.0f\n", v }'
 }
 
 # goal <id> <relay> <baseline label> <baseline> <ratio> <goal text> <pass expression over r (ratio) and v (relay)>

@@ -5,10 +5,10 @@ import Relay
 
 /// Runs Relay's engine against its baselines, in the same run.
 ///
-/// Names carry the operation count per iteration, which
-/// `compare.sh` reads to turn the median wall-clock time into operations per second.
+/// Names carry the operation count per iteration. Workloads run on every core (see `onEveryCore`) and record their
+/// rate as `operationsPerSecond`, timed inside their task; `compare.sh` reads the medians.
 let benchmarks: @Sendable () -> Void = {
-    let timing: [BenchmarkMetric] = [.wallClock]
+    let timing: [BenchmarkMetric] = [operationsPerSecond]
     func configuration(iterations: Int, metrics: [BenchmarkMetric] = timing) -> Benchmark.Configuration {
         .init(metrics: metrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: iterations)
     }
@@ -27,13 +27,21 @@ let benchmarks: @Sendable () -> Void = {
     for width in [64, 5] {
         let count = 100_000
         Benchmark("P1 Relay bunch \(width) n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            try await measureWarm(benchmark, bunchSize: width) { independentOperations(count) }
+            try await benchmark.measureRate(count: count) {
+                try await timedWarmRound(bunchSize: width) { independentOperations(count) }
+            }
         }
-        Benchmark("P1 TaskGroup width \(width) n=\(count)", configuration: configuration(iterations: 15)) { _ in
-            await taskGroupBaseline(count, width: width)
+        Benchmark("P1 TaskGroup width \(width) n=\(count)", configuration: configuration(iterations: 15)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await taskGroupBaseline(count, width: width) }
+            }
         }
-        Benchmark("P1 OperationQueue width \(width) n=\(count)", configuration: configuration(iterations: 5)) { _ in
-            await operationQueueBaseline(count, width: width)
+        Benchmark("P1 OperationQueue width \(width) n=\(count)", configuration: configuration(iterations: 5)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await operationQueueBaseline(count, width: width) }
+            }
         }
     }
 
@@ -52,26 +60,34 @@ let benchmarks: @Sendable () -> Void = {
             "P2 Relay chain against independent n=\(count)",
             configuration: configuration(iterations: iterations, metrics: chainCost.metrics)
         ) { benchmark in
-            try await withPoint(bunchSize: 1) { point in
-                // One unmeasured round of each shape first, as a long-running service's DataPoint would have had.
-                try await enqueueAndAwait(chain(count), on: point, commitSize: count)
-                try await enqueueAndAwait(independentOperations(count), on: point, commitSize: count)
-                try await chainCost.measure(benchmark, count: count) {
-                    let measured = independentOperations(count)
-                    return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
-                } second: {
-                    let measured = chain(count)
-                    return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
+            let times = try await onEveryCore {
+                try await withPoint(bunchSize: 1) { point in
+                    // One unmeasured round of each shape first, as a long-running service's DataPoint would have had.
+                    try await enqueueAndAwait(chain(count), on: point, commitSize: count)
+                    try await enqueueAndAwait(independentOperations(count), on: point, commitSize: count)
+                    return try await PairedMeasurement.alternate {
+                        let measured = independentOperations(count)
+                        return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
+                    } second: {
+                        let measured = chain(count)
+                        return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
+                    }
                 }
             }
+            chainCost.record(times, count: count, in: benchmark)
         }
     }
     for count in [1_000, 5_000] {
-        Benchmark("P2 OperationQueue chain n=\(count)", configuration: configuration(iterations: 5)) { _ in
-            await operationQueueBaseline(count, width: 1, chained: true)
+        Benchmark("P2 OperationQueue chain n=\(count)", configuration: configuration(iterations: 5)) { benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await operationQueueBaseline(count, width: 1, chained: true) }
+            }
         }
-        Benchmark("P2 OperationQueue independent n=\(count)", configuration: configuration(iterations: 5)) { _ in
-            await operationQueueBaseline(count, width: 1)
+        Benchmark("P2 OperationQueue independent n=\(count)", configuration: configuration(iterations: 5)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await operationQueueBaseline(count, width: 1) }
+            }
         }
     }
 
@@ -79,10 +95,12 @@ let benchmarks: @Sendable () -> Void = {
     do {
         let count = 100_000
         Benchmark("P3 Relay bunch 1 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            try await measureWarm(benchmark, bunchSize: 1) { independentOperations(count) }
+            try await benchmark.measureRate(count: count) {
+                try await timedWarmRound(bunchSize: 1) { independentOperations(count) }
+            }
         }
-        Benchmark("P3 TaskGroup width 1 n=\(count)", configuration: configuration(iterations: 15)) { _ in
-            await taskGroupBaseline(count, width: 1)
+        Benchmark("P3 TaskGroup width 1 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
+            try await benchmark.measureRate(count: count) { await timed { await taskGroupBaseline(count, width: 1) } }
         }
     }
 
@@ -93,52 +111,57 @@ let benchmarks: @Sendable () -> Void = {
     do {
         let events = 300_000
         Benchmark("P7 Relay events n=\(events)", configuration: configuration(iterations: 15)) { benchmark in
-            try await withPoint(bunchSize: 64) { point in
-                try await point.suspend()
-                var roots: [UUID] = []
-                for _ in 0..<events / 10_000 {
-                    let root = CallOperation(kind: noop)
-                    let dependents = (1..<10_000).map { _ in CallOperation(kind: noop, dependencies: [root.id]) }
-                    try await point.enqueue([root] + dependents)
-                    roots.append(root.id)
-                }
-                let stream = point.events()
-                let cancellations = roots
-                benchmark.startMeasurement()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { for root in cancellations { try await point.cancel(root) } }
-                    var received = 0
-                    for await _ in stream {
-                        received += 1
-                        if received == events { break }
+            try await benchmark.measureRate(count: events) {
+                try await withPoint(bunchSize: 64) { point in
+                    try await point.suspend()
+                    var roots: [UUID] = []
+                    for _ in 0..<events / 10_000 {
+                        let root = CallOperation(kind: noop)
+                        let dependents = (1..<10_000).map { _ in CallOperation(kind: noop, dependencies: [root.id]) }
+                        try await point.enqueue([root] + dependents)
+                        roots.append(root.id)
                     }
-                    try await group.waitForAll()
+                    let stream = point.events()
+                    let cancellations = roots
+                    return try await timed {
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { for root in cancellations { try await point.cancel(root) } }
+                            var received = 0
+                            for await _ in stream {
+                                received += 1
+                                if received == events { break }
+                            }
+                            try await group.waitForAll()
+                        }
+                    }
                 }
-                benchmark.stopMeasurement()
             }
         }
-        Benchmark("P7 AsyncStream one per yield n=\(events)", configuration: configuration(iterations: 15)) { _ in
-            await asyncStreamBaseline(events)
+        Benchmark("P7 AsyncStream one per yield n=\(events)", configuration: configuration(iterations: 15)) {
+            benchmark in
+            try await benchmark.measureRate(count: events) { await timed { await asyncStreamBaseline(events) } }
         }
         // For reference: whole lives (enqueued, started, completed) delivered while 100,000 operations run.
         let operations = 100_000
         Benchmark("Events Relay lifecycle n=\(operations * 3)", configuration: configuration(iterations: 10)) {
             benchmark in
-            try await withPoint(bunchSize: 64) { point in
-                try await enqueueAndAwait(independentOperations(operations), on: point)
-                let batch = independentOperations(operations)
-                let stream = point.events()
-                benchmark.startMeasurement()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await enqueueAndAwait(batch, on: point) }
-                    var received = 0
-                    for await _ in stream {
-                        received += 1
-                        if received == operations * 3 { break }
+            try await benchmark.measureRate(count: operations * 3) {
+                try await withPoint(bunchSize: 64) { point in
+                    try await enqueueAndAwait(independentOperations(operations), on: point)
+                    let batch = independentOperations(operations)
+                    let stream = point.events()
+                    return try await timed {
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { try await enqueueAndAwait(batch, on: point) }
+                            var received = 0
+                            for await _ in stream {
+                                received += 1
+                                if received == operations * 3 { break }
+                            }
+                            try await group.waitForAll()
+                        }
                     }
-                    try await group.waitForAll()
                 }
-                benchmark.stopMeasurement()
             }
         }
     }
@@ -148,22 +171,25 @@ let benchmarks: @Sendable () -> Void = {
         let count = 20_000
         Benchmark("P4 Relay file store group commit n=\(count)", configuration: configuration(iterations: 10)) {
             benchmark in
-            let folder = temporaryStoreFolder("p4")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            try await DataPoint.with(storage: .file(at: folder), configuration: benchmarkConfiguration) { point in
-                point.register(NoWorkExecutor(), for: noop)
-                try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 64))
-                let operations = independentOperations(count)
-                benchmark.startMeasurement()
-                try await enqueueAndAwait(operations, on: point)
-                benchmark.stopMeasurement()
+            try await benchmark.measureRate(count: count) {
+                let folder = temporaryStoreFolder("p4")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                return try await DataPoint.with(storage: .file(at: folder), configuration: benchmarkConfiguration) {
+                    point in
+                    point.register(NoWorkExecutor(), for: noop)
+                    try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 64))
+                    let operations = independentOperations(count)
+                    return try await timed { try await enqueueAndAwait(operations, on: point) }
+                }
             }
         }
         let syncs = 2_000
-        Benchmark("P4 one fsync per operation n=\(syncs)", configuration: configuration(iterations: 10)) { _ in
-            let folder = temporaryStoreFolder("p4-baseline")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            try oneSyncPerOperation(syncs, in: folder)
+        Benchmark("P4 one fsync per operation n=\(syncs)", configuration: configuration(iterations: 10)) { benchmark in
+            try await benchmark.measureRate(count: syncs) {
+                let folder = temporaryStoreFolder("p4-baseline")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                return try await timed { try oneSyncPerOperation(syncs, in: folder) }
+            }
         }
     }
 
@@ -186,13 +212,21 @@ let benchmarks: @Sendable () -> Void = {
         let children = 10_000
         let count = children + 2
         Benchmark("DAG Relay fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { benchmark in
-            try await measureWarm(benchmark, bunchSize: 64, commitSize: count) { fanOutFanIn(children) }
+            try await benchmark.measureRate(count: count) {
+                try await timedWarmRound(bunchSize: 64, commitSize: count) { fanOutFanIn(children) }
+            }
         }
-        Benchmark("DAG TaskGroup fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) { _ in
-            await fanOutFanInTaskGroup(children, width: 64)
+        Benchmark("DAG TaskGroup fan-out fan-in n=\(count)", configuration: configuration(iterations: 20)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await fanOutFanInTaskGroup(children, width: 64) }
+            }
         }
-        Benchmark("DAG OperationQueue fan-out fan-in n=\(count)", configuration: configuration(iterations: 5)) { _ in
-            await fanOutFanInOperationQueue(children, width: 64)
+        Benchmark("DAG OperationQueue fan-out fan-in n=\(count)", configuration: configuration(iterations: 5)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { await fanOutFanInOperationQueue(children, width: 64) }
+            }
         }
     }
 
@@ -201,16 +235,18 @@ let benchmarks: @Sendable () -> Void = {
         let count = 30_000
         Benchmark("Mixed Relay three sequences n=\(count)", configuration: configuration(iterations: 15)) {
             benchmark in
-            try await measureWarm(
-                benchmark, bunchSize: 8,
-                prepare: {
-                    try await $0.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
-                    try await $0.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
-                }
-            ) { mixedOperations(count) }
+            try await benchmark.measureRate(count: count) {
+                try await timedWarmRound(
+                    bunchSize: 8,
+                    prepare: {
+                        try await $0.upsertCallSequence(CallSequence(name: .downloads, bunchSize: 4))
+                        try await $0.upsertCallSequence(CallSequence(name: .uploads, bunchSize: 4))
+                    }
+                ) { mixedOperations(count) }
+            }
         }
-        Benchmark("Mixed TaskGroup width 16 n=\(count)", configuration: configuration(iterations: 15)) { _ in
-            await taskGroupBaseline(count, width: 16)
+        Benchmark("Mixed TaskGroup width 16 n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
+            try await benchmark.measureRate(count: count) { await timed { await taskGroupBaseline(count, width: 16) } }
         }
     }
 
@@ -218,11 +254,14 @@ let benchmarks: @Sendable () -> Void = {
     // device with its own system calls for every identifier.
     do {
         let count = 100_000
-        Benchmark("Ids Relay new operations n=\(count)", configuration: configuration(iterations: 15)) { _ in
-            blackHole(independentOperations(count))
+        Benchmark("Ids Relay new operations n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
+            try await benchmark.measureRate(count: count) { await timed { blackHole(independentOperations(count)) } }
         }
-        Benchmark("Ids Foundation UUID new operations n=\(count)", configuration: configuration(iterations: 15)) { _ in
-            blackHole((0..<count).map { _ in CallOperation(id: UUID(), kind: noop) })
+        Benchmark("Ids Foundation UUID new operations n=\(count)", configuration: configuration(iterations: 15)) {
+            benchmark in
+            try await benchmark.measureRate(count: count) {
+                await timed { blackHole((0..<count).map { _ in CallOperation(id: UUID(), kind: noop) }) }
+            }
         }
     }
 
@@ -236,7 +275,14 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 50
     )
     Benchmark("Malloc Relay per operation bunch 64", configuration: perOperation) { benchmark in
-        try await measureWarm(benchmark, bunchSize: 64) { independentOperations(benchmark.scaledIterations.count) }
+        let count = benchmark.scaledIterations.count
+        try await warmRound(bunchSize: 64) {
+            independentOperations(count)
+        } measure: { round in
+            benchmark.startMeasurement()
+            try await round()
+            benchmark.stopMeasurement()
+        }
     }
     Benchmark("Malloc TaskGroup per operation width 64", configuration: perOperation) { benchmark in
         await taskGroupBaseline(benchmark.scaledIterations.count, width: 64)

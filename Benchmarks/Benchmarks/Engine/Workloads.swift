@@ -1,6 +1,7 @@
 import Benchmark
 import Dispatch
 import Foundation
+import Pairing
 import Relay
 
 #if canImport(FoundationNetworking)
@@ -48,21 +49,32 @@ func withPoint<Result>(
     }
 }
 
-/// Measures one round of operations on a warm DataPoint: an unmeasured round of the same shape runs first.
-func measureWarm(
-    _ benchmark: Benchmark,
+/// Runs one round of operations on a warm DataPoint, after an unmeasured round of the same shape, and returns what
+/// `measure` makes of the measured round.
+func warmRound<Measured>(
     bunchSize: Int,
     commitSize: Int = 1000,
     prepare: (DataPoint) async throws -> Void = { _ in },
-    _ operations: () -> [CallOperation]
-) async throws {
+    _ operations: () -> [CallOperation],
+    measure: (_ round: () async throws -> Void) async throws -> Measured
+) async throws -> Measured {
     try await withPoint(bunchSize: bunchSize) { point in
         try await prepare(point)
         try await enqueueAndAwait(operations(), on: point, commitSize: commitSize)
         let measured = operations()
-        benchmark.startMeasurement()
-        try await enqueueAndAwait(measured, on: point, commitSize: commitSize)
-        benchmark.stopMeasurement()
+        return try await measure { try await enqueueAndAwait(measured, on: point, commitSize: commitSize) }
+    }
+}
+
+/// The time one warm round takes (see ``warmRound(bunchSize:commitSize:prepare:_:measure:)``).
+func timedWarmRound(
+    bunchSize: Int,
+    commitSize: Int = 1000,
+    prepare: (DataPoint) async throws -> Void = { _ in },
+    _ operations: () -> [CallOperation]
+) async throws -> Duration {
+    try await warmRound(bunchSize: bunchSize, commitSize: commitSize, prepare: prepare, operations) { round in
+        try await timed(round)
     }
 }
 

@@ -32,24 +32,28 @@ let benchmarks: @Sendable () -> Void = {
         "P6 Relay bunch \(width) against URLSession TaskGroup width \(width) n=\(count)", configuration: configuration
     ) {
         benchmark in
-        let server = try itemServer()
-        defer { server.stop() }
-        let url = server.url("/item")
-        let session = URLSession(configuration: .default)
-        defer { session.invalidateAndCancel() }
-        let operations = { try (0..<count).map { _ in try CallOperation.http(HTTPCall(url: url)) } }
-        try await DataPoint.with(storage: .volatile, configuration: DataPoint.Configuration(retention: .zero)) {
-            point in
-            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: width))
-            try await run(operations(), on: point)
-            try await fetch(url, count: count, width: width, with: session)
-            try await paired.measure(benchmark, count: count) {
-                let measured = try operations()
-                return try await timed { try await run(measured, on: point) }
-            } second: {
-                try await timed { try await fetch(url, count: count, width: width, with: session) }
+        let times = try await onEveryCore {
+            let server = try itemServer()
+            defer { server.stop() }
+            let url = server.url("/item")
+            let session = URLSession(configuration: .default)
+            defer { session.invalidateAndCancel() }
+            let operations = { try (0..<count).map { _ in try CallOperation.http(HTTPCall(url: url)) } }
+            return try await DataPoint.with(
+                storage: .volatile, configuration: DataPoint.Configuration(retention: .zero)
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: width))
+                try await run(operations(), on: point)
+                try await fetch(url, count: count, width: width, with: session)
+                return try await PairedMeasurement.alternate {
+                    let measured = try operations()
+                    return try await timed { try await run(measured, on: point) }
+                } second: {
+                    try await timed { try await fetch(url, count: count, width: width, with: session) }
+                }
             }
         }
+        paired.record(times, count: count, in: benchmark)
     }
 }
 

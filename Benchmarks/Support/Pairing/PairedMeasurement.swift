@@ -29,27 +29,41 @@ public struct PairedMeasurement: Sendable {
     /// The metrics to declare in the benchmark's configuration.
     public var metrics: [BenchmarkMetric] { [firstRate, secondRate, ratio] }
 
-    /// Runs both sides twice, first, second, second, first, and records both rates and their ratio.
+    /// Runs both sides twice, first, second, second, first, and returns each side's total time.
     ///
     /// - Parameters:
-    ///   - benchmark: The running benchmark.
-    ///   - count: Units each run of a side handles.
     ///   - first: Runs the first side once and returns the time its measured part took; preparation outside it is
     ///     not counted.
     ///   - second: The same for the second side.
-    public func measure(
-        _ benchmark: Benchmark,
-        count: Int,
+    /// - Returns: Each side's time over its two runs.
+    public static func alternate(
         first: () async throws -> Duration,
         second: () async throws -> Duration
-    ) async rethrows {
-        var firstTime = Duration.zero
-        var secondTime = Duration.zero
+    ) async rethrows -> Times {
+        var times = Times()
         for firstTurn in [true, false, false, true] {
-            if firstTurn { firstTime += try await first() } else { secondTime += try await second() }
+            if firstTurn { times.first += try await first() } else { times.second += try await second() }
         }
-        let firstPerSecond = Double(2 * count) / firstTime.seconds
-        let secondPerSecond = Double(2 * count) / secondTime.seconds
+        return times
+    }
+
+    /// The time each side took over its two runs.
+    public struct Times: Sendable {
+        /// The first side's time.
+        public var first = Duration.zero
+        /// The second side's time.
+        public var second = Duration.zero
+    }
+
+    /// Records both sides' rates and their ratio, from the times of ``alternate(first:second:)``.
+    ///
+    /// - Parameters:
+    ///   - times: Both sides' times over their two runs.
+    ///   - count: Units each run of a side handles.
+    ///   - benchmark: The running benchmark.
+    public func record(_ times: Times, count: Int, in benchmark: Benchmark) {
+        let firstPerSecond = Double(2 * count) / times.first.seconds
+        let secondPerSecond = Double(2 * count) / times.second.seconds
         benchmark.measurement(firstRate, Int(firstPerSecond))
         benchmark.measurement(secondRate, Int(secondPerSecond))
         benchmark.measurement(ratio, Int(1000 * firstPerSecond / secondPerSecond))
