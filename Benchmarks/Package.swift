@@ -8,7 +8,7 @@ func benchmark(_ name: String, alsoUsing products: [Target.Dependency] = []) -> 
         dependencies: [
             .product(name: "Relay", package: "Relay"),
             .product(name: "Benchmark", package: "benchmark"),
-            "Pairing",
+            "Measuring",
         ] + products,
         path: "Benchmarks/\(name)",
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -24,9 +24,9 @@ let package = Package(
     ],
     targets: [
         .target(
-            name: "Pairing",
+            name: "Measuring",
             dependencies: [.product(name: "Benchmark", package: "benchmark")],
-            path: "Support/Pairing"
+            path: "Support/Measuring"
         ),
         benchmark("Engine"),
         benchmark("Allocations"),

@@ -27,7 +27,7 @@ median() {
 }
 
 # Operations (or events) per second of a benchmark: the median of the rates its iterations recorded, each timed inside
-# the task that ran the workload on every core (see Benchmarks/Support/Pairing).
+# the task that ran the workload on every core (see Benchmarks/Support/Measuring).
 rate() {
     local value
     value=$(median "$1" operationsPerSecond)
@@ -46,7 +46,7 @@ goal() {
     echo "$id relay=$relay baseline=$label:$baseline ratio=$ratio goal=$text $verdict"
 }
 
-# The medians of a paired benchmark (see Benchmarks/Support/Pairing): both rates, then the ratio metric, recorded per
+# The medians of a paired benchmark (see Benchmarks/Support/Measuring): both rates, then the ratio metric, recorded per
 # thousand, as a plain ratio.
 paired() {
     local ratio

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import Pairing
+import Measuring
 import Relay
 
 /// Runs Relay's engine against its baselines, in the same run.

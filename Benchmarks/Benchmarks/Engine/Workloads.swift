@@ -1,7 +1,7 @@
 import Benchmark
 import Dispatch
 import Foundation
-import Pairing
+import Measuring
 import Relay
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import Pairing
+import Measuring
 import Relay
 import RelayTesting
 

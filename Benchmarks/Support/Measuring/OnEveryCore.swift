@@ -6,10 +6,17 @@ import Benchmark
 /// global executor's. On Linux that executor keeps a pool of threads per priority, as many as the host has cores, so
 /// on a two-core host a benchmark in the runner's default-priority pool gets one thread. The high-priority pool has
 /// every thread free: Relay and its Swift baselines alike run on all the cores the goals name.
+///
+/// Cancelling the calling task cancels the one that runs `body`.
 public func onEveryCore<Result: Sendable>(
     _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await Task(priority: .high, operation: body).value
+    let task = Task(priority: .high, operation: body)
+    return try await withTaskCancellationHandler {
+        try await task.value
+    } onCancel: {
+        task.cancel()
+    }
 }
 
 /// Units per second of a benchmark's measured part, timed inside the task that ran it.
