@@ -6,14 +6,23 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+one_core=$(mktemp -d)
+trap 'rm -rf "$results" "$one_core"' EXIT
 swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
+# Context for P1's ratio: its Relay and task group workloads again with the whole process on one core, where no wake
+# crosses cores. Only on a full run, and where taskset exists.
+if [ $# -eq 0 ] && command -v taskset >/dev/null; then
+    taskset -c 0 swift package --allow-writing-to-directory "$one_core" benchmark --target '^Engine$' \
+        --filter 'P1 (Relay bunch|TaskGroup width) 64 .*' --format histogramPercentiles --path "$one_core" \
+        --no-progress >&2
+fi
 
-# The median of a benchmark's metric, converted to base units (seconds for time, counts or bytes otherwise).
+# The median of a benchmark's metric, converted to base units (seconds for time, counts or bytes otherwise), from the
+# main run or from the directory given third.
 median() {
     local file
-    file=$(ls "$results"/Current_run.*."${1// /_}.$2.histogram.percentiles.tsv" 2>/dev/null | head -n 1)
+    file=$(ls "${3:-$results}"/Current_run.*."${1// /_}.$2.histogram.percentiles.tsv" 2>/dev/null | head -n 1)
     [ -n "$file" ] && [ -f "$file" ] || { echo "missing"; return; }
     awk -F'\t' '
         NR == 1 {
@@ -30,7 +39,7 @@ median() {
 # the task that ran the workload on every core (see Benchmarks/Support/Measuring).
 rate() {
     local value
-    value=$(median "$1" operationsPerSecond)
+    value=$(median "$1" operationsPerSecond "${2:-$results}")
     [ "$value" = "missing" ] && { echo "missing"; return; }
     awk -v v="$value" 'BEGIN { printf "%.0f\n", v }'
 }
@@ -104,6 +113,9 @@ for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=100
     baseline=$(rate "${pair##*|}")
     echo "info ${pair%%|*}: relay=$relay/s baseline=$baseline/s ratio=$(ratio "$relay" "$baseline")"
 done
+one_relay=$(rate "P1 Relay bunch 64 n=100000" "$one_core")
+one_group=$(rate "P1 TaskGroup width 64 n=100000" "$one_core")
+echo "info P1 on one core: relay=$one_relay/s baseline=$one_group/s ratio=$(ratio "$one_relay" "$one_group")"
 echo "info mallocs per operation: relay=$(median "Malloc Relay per operation bunch 64" mallocCountTotal)" \
     "taskgroup=$(median "Malloc TaskGroup per operation width 64" mallocCountTotal)"
 echo "info bytes per pending operation at 1M pending: $(median "Memory Relay bytes per pending operation n=1000000" memoryLeakedBytes)"
