@@ -22,25 +22,28 @@ extension PipelineStateMachine {
         let firstOrder = nextOrder
         var fresh: [Int32] = []
         fresh.reserveCapacity(batch.count)
+        var edges = CommitEdges()
         let records: [OperationRecord]
         do {
             let snapshot = lastSnapshot + 1
             let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
             records = try allocate(
-                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh)
-            try validateDependencies(of: fresh, firstOrder: firstOrder)
+                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh,
+                edges: &edges)
+            try validateDependencies(of: fresh, edges: &edges, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
             throw error
         }
         guard !fresh.isEmpty else { return records }
         holdDispatch()
-        commit(fresh, now: now)
+        commit(fresh, edges: edges, now: now)
         releaseDispatch()
         return records
     }
 
-    /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap.
+    /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap;
+    /// looks up the dependencies of new ones into `edges`.
     ///
     /// Returns the commit's records in call order: the candidates themselves, with the known record in place of each
     /// operation that was already known, so that a commit of new operations copies no array of records.
@@ -52,7 +55,8 @@ extension PipelineStateMachine {
         prebuilt: [OperationRecord],
         firstOrder: UInt64,
         now: Int64,
-        into fresh: inout [Int32]
+        into fresh: inout [Int32],
+        edges: inout CommitEdges
     ) throws(RelayError) -> [OperationRecord] {
         let snapshot = lastSnapshot + 1
         let candidates =
@@ -121,6 +125,9 @@ extension PipelineStateMachine {
                 enqueuedAt: now
             )
             index.insert(number, hash: idHash, at: bucket)
+            for dependency in record.operation.dependencies {
+                edges.add(position: fresh.count, id: dependency, target: lookup(dependency))
+            }
             fresh.append(number)
         }
         guard !known.isEmpty else { return candidates }
@@ -149,30 +156,32 @@ extension PipelineStateMachine {
 
     /// Every dependency must be known or in this commit, and the commit's new edges must not close a cycle.
     ///
-    /// Known operations never depend on new ones, so a cycle can only run through this commit's operations; and when
-    /// every dependency inside the commit points to an earlier operation, the commit's own order rules a cycle out.
-    private func validateDependencies(of fresh: [Int32], firstOrder: UInt64) throws(RelayError) {
+    /// Known operations never depend on new ones, so a cycle can only run through this commit's operations. An edge
+    /// that ``allocate(_:prebuilt:firstOrder:now:into:edges:)`` could not resolve points to a later operation of the
+    /// commit; without one, the commit's own order rules a cycle out.
+    private func validateDependencies(
+        of fresh: [Int32],
+        edges: inout CommitEdges,
+        firstOrder: UInt64
+    ) throws(RelayError) {
         var forwardEdges = false
-        for slot in fresh where !slots[Int(slot)].record.operation.dependencies.isEmpty {
-            let operation = slots[Int(slot)].record.operation
-            for dependency in operation.dependencies {
-                if dependency == operation.id {
-                    throw RelayError(
-                        .dependencyCycle,
-                        "operation \(operation.id) depends on itself",
-                        operationIDs: [operation.id]
-                    )
-                }
-                guard let target = lookup(dependency) else {
-                    throw RelayError(
-                        .unknownDependency,
-                        "operation \(operation.id) depends on \(dependency), which is neither known nor in this commit",
-                        operationIDs: [operation.id, dependency]
-                    )
-                }
-                let targetOrder = slots[Int(target)].order
-                if targetOrder >= firstOrder && targetOrder >= slots[Int(slot)].order { forwardEdges = true }
+        for (position, edge) in edges.edges.enumerated() {
+            let dependent = fresh[Int(edge.position)]
+            if edge.target == dependent {
+                let id = slots[Int(dependent)].record.operation.id
+                throw RelayError(.dependencyCycle, "operation \(id) depends on itself", operationIDs: [id])
             }
+            guard edge.target == CommitEdges.unresolved else { continue }
+            guard let target = lookup(edge.id) else {
+                let id = slots[Int(dependent)].record.operation.id
+                throw RelayError(
+                    .unknownDependency,
+                    "operation \(id) depends on \(edge.id), which is neither known nor in this commit",
+                    operationIDs: [id, edge.id]
+                )
+            }
+            edges.resolve(position, to: target)
+            forwardEdges = true
         }
         guard forwardEdges else { return }
         if let cycle = findCycle(in: fresh, firstOrder: firstOrder) {
@@ -232,7 +241,7 @@ extension PipelineStateMachine {
     }
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.
-    private mutating func commit(_ fresh: [Int32], now: Int64) {
+    private mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
         lastSnapshot += 1
         nextOrder += UInt64(fresh.count)
         let snapshot = lastSnapshot
@@ -240,13 +249,19 @@ extension PipelineStateMachine {
         var committed: [CallOperation] = []
         if recording { committed.reserveCapacity(fresh.count) }
         let publishing = hub.isActive
-        for slot in fresh {
+        var edge = 0
+        for (position, slot) in fresh.enumerated() {
             let s = Int(slot)
             if recording { committed.append(slots[s].record.operation) }
             let lane = Int(slots[s].lane)
             lanes[lane].counts.pending += 1
             if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
-            if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
+            var blocker: CallResult?
+            while edge < edges.edges.count, edges.edges[edge].position == position {
+                wire(slot, to: edges.edges[edge].target, id: edges.edges[edge].id, blocker: &blocker)
+                edge += 1
+            }
+            if let blocker { cancellations.append((slot, blocker)) }
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
@@ -270,23 +285,28 @@ extension PipelineStateMachine {
     /// Returns the cancellation it inherits when a dependency already ended `failed` or `cancelled` and it does not
     /// run anyway.
     mutating func wireDependencies(of slot: Int32) -> CallResult? {
-        let s = Int(slot)
         var blocker: CallResult?
-        for dependency in slots[s].record.operation.dependencies {
+        for dependency in slots[Int(slot)].record.operation.dependencies {
             guard let target = lookup(dependency) else { continue }
-            let t = Int(target)
-            guard slots[t].phase == .finished, let result = slots[t].result else {
-                slots[t].addDependent(slot)
-                slots[s].unfinishedDependencies += 1
-                continue
-            }
-            if blocker == nil, slots[s].record.operation.onDependencyFailure == .cancel,
-                let reason = Self.cancellation(afterDependency: dependency, finished: result)
-            {
-                blocker = .cancelled(reason)
-            }
+            wire(slot, to: target, id: dependency, blocker: &blocker)
         }
         return blocker
+    }
+
+    /// Links an operation to one dependency, or sets `blocker` to the cancellation it inherits from it.
+    private mutating func wire(_ slot: Int32, to target: Int32, id dependency: UUID, blocker: inout CallResult?) {
+        let s = Int(slot)
+        let t = Int(target)
+        guard slots[t].phase == .finished, let result = slots[t].result else {
+            slots[t].addDependent(slot)
+            slots[s].unfinishedDependencies += 1
+            return
+        }
+        if blocker == nil, slots[s].record.operation.onDependencyFailure == .cancel,
+            let reason = Self.cancellation(afterDependency: dependency, finished: result)
+        {
+            blocker = .cancelled(reason)
+        }
     }
 
     /// Why a dependent is cancelled when its dependency ended with `result`, or `nil` when it may run.

@@ -1,0 +1,31 @@
+import Foundation
+
+/// The dependencies of one commit's new operations, each looked up once.
+///
+/// A commit reads every dependency twice: to validate it, then to wire it into the graph. Looking the id up in the
+/// pass that gives the operation its slot, while its content is in the cache, spares both later passes a miss on the
+/// operation's content and on the index per edge. A dependency on an operation later in the same commit is not in the
+/// index yet; validation resolves it once the whole commit is.
+struct CommitEdges: Sendable {
+    struct Edge: Sendable {
+        /// The dependent's position among the commit's new operations.
+        let position: Int32
+        /// The dependency's id.
+        let id: UUID
+        /// The dependency's slot, or ``unresolved``.
+        var target: Int32
+    }
+
+    static let unresolved: Int32 = -1
+
+    /// In the order of the new operations, and of each one's dependencies.
+    private(set) var edges: [Edge] = []
+
+    mutating func add(position: Int, id: UUID, target: Int32?) {
+        edges.append(Edge(position: Int32(position), id: id, target: target ?? Self.unresolved))
+    }
+
+    mutating func resolve(_ edge: Int, to target: Int32) {
+        edges[edge].target = target
+    }
+}
