@@ -21,11 +21,13 @@ struct CommitEdges: Sendable {
     /// In the order of the new operations, and of each one's dependencies.
     private(set) var edges: [Edge] = []
 
+    /// Adds an edge of the new operation at `position`; a `nil` target is resolved later.
     mutating func add(position: Int, id: UUID, target: Int32?) {
         edges.append(Edge(position: Int32(position), id: id, target: target ?? Self.unresolved))
     }
 
-    mutating func resolve(_ edge: Int, to target: Int32) {
-        edges[edge].target = target
+    /// Sets the slot of the edge at `number` in ``edges``.
+    mutating func resolve(_ number: Int, to target: Int32) {
+        edges[number].target = target
     }
 }

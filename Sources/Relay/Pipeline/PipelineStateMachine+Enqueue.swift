@@ -165,7 +165,7 @@ extension PipelineStateMachine {
         firstOrder: UInt64
     ) throws(RelayError) {
         var forwardEdges = false
-        for (position, edge) in edges.edges.enumerated() {
+        for (number, edge) in edges.edges.enumerated() {
             let dependent = fresh[Int(edge.position)]
             if edge.target == dependent {
                 let id = slots[Int(dependent)].record.operation.id
@@ -180,7 +180,7 @@ extension PipelineStateMachine {
                     operationIDs: [id, edge.id]
                 )
             }
-            edges.resolve(position, to: target)
+            edges.resolve(number, to: target)
             forwardEdges = true
         }
         guard forwardEdges else { return }
