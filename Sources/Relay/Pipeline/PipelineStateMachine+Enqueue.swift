@@ -184,7 +184,7 @@ extension PipelineStateMachine {
             forwardEdges = true
         }
         guard forwardEdges else { return }
-        if let cycle = findCycle(in: fresh, firstOrder: firstOrder) {
+        if let cycle = findCycle(in: fresh, edges: edges, firstOrder: firstOrder) {
             let ids = cycle.map { slots[Int($0)].record.operation.id }
             throw RelayError(
                 .dependencyCycle,
@@ -194,19 +194,24 @@ extension PipelineStateMachine {
         }
     }
 
-    /// Depth-first search over the commit's own edges; returns one cycle in dependency order.
-    private func findCycle(in fresh: [Int32], firstOrder: UInt64) -> [Int32]? {
+    /// Depth-first search over the commit's own edges, resolved already; returns one cycle in dependency order.
+    private func findCycle(in fresh: [Int32], edges: CommitEdges, firstOrder: UInt64) -> [Int32]? {
         enum Mark: UInt8 {
             case unvisited
             case onPath
             case done
         }
         func position(_ slot: Int32) -> Int { Int(slots[Int(slot)].order - firstOrder) }
+        // Each new operation's edges are contiguous, in the order of the operations.
+        var firstEdge = [Int](repeating: edges.edges.count, count: fresh.count + 1)
+        for (number, edge) in edges.edges.enumerated().reversed() { firstEdge[Int(edge.position)] = number }
+        for position in stride(from: fresh.count - 1, through: 0, by: -1) {
+            firstEdge[position] = min(firstEdge[position], firstEdge[position + 1])
+        }
         func internalDependencies(_ slot: Int32) -> [Int32] {
-            slots[Int(slot)].record.operation.dependencies.compactMap { id in
-                guard let target = lookup(id), slots[Int(target)].order >= firstOrder else { return nil }
-                return target
-            }
+            let p = position(slot)
+            return edges.edges[firstEdge[p]..<firstEdge[p + 1]].lazy.map(\.target)
+                .filter { slots[Int($0)].order >= firstOrder }
         }
         var marks = [Mark](repeating: .unvisited, count: fresh.count)
         var path: [(slot: Int32, next: [Int32])] = []
