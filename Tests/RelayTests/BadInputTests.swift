@@ -85,6 +85,33 @@ struct BadInputTests {
         }
     }
 
+    @Test("S17: a commit with several bad operations reports the first of them, in commit order")
+    func firstBadOperationWins() async throws {
+        let configuration = DataPoint.Configuration(maximumPayloadSize: 1024, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, _ in
+            let known = CallOperation(kind: .noop)
+            try await point.enqueue(known)
+            var changed = known
+            changed.priority += 1
+            let oversized = CallOperation(kind: .noop, payload: Data(count: 1025))
+            let noAttempts = CallOperation(kind: .noop, retryPolicy: RetryPolicy(maximumAttempts: 0))
+            let unknownSequence = CallOperation(kind: .noop, sequenceName: "missing")
+            let commits: [(operations: [CallOperation], expected: RelayError.Code, culprit: UUID)] = [
+                ([unknownSequence, oversized], .unknownSequence, unknownSequence.id),
+                ([oversized, unknownSequence], .payloadTooLarge, oversized.id),
+                ([CallOperation(kind: .noop), noAttempts, oversized], .invalidRetryPolicy, noAttempts.id),
+                ([changed, oversized], .conflictingOperation, known.id),
+                ([oversized, changed], .payloadTooLarge, oversized.id),
+            ]
+            for commit in commits {
+                let error = await #expect(throws: RelayError.self) { try await point.enqueue(commit.operations) }
+                #expect(error?.code == commit.expected)
+                #expect(error?.operationIDs.first == commit.culprit)
+            }
+            #expect(point.pipeline.lastSnapshot == 1)
+        }
+    }
+
     @Test("S17: errors carry a code, a message and the operations involved")
     func errorShape() {
         let id = UUID()

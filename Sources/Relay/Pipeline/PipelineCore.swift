@@ -17,6 +17,8 @@ final class PipelineCore: Sendable {
     let storage: any Storage
     let clock: ClockSource
     let configuration: DataPoint.Configuration
+    /// The state machine's limits, kept here too so that commits are validated before the lock is taken.
+    let limits: PipelineStateMachine.Limits
     /// The snapshot the next commit is likely to get: a hint for building records outside the lock.
     private let expectedSnapshot = Atomic<UInt64>(1)
 
@@ -24,14 +26,16 @@ final class PipelineCore: Sendable {
         self.storage = storage
         self.clock = clock
         self.configuration = configuration
+        let limits = PipelineStateMachine.Limits(
+            retention: configuration.retention.relayNanoseconds,
+            maximumPayloadSize: configuration.maximumPayloadSize,
+            metricsWindow: configuration.metricsWindow
+        )
+        self.limits = limits
         state = StateLock(
             PipelineStateMachine(
                 origin: clock.origin,
-                limits: .init(
-                    retention: configuration.retention.relayNanoseconds,
-                    maximumPayloadSize: configuration.maximumPayloadSize,
-                    metricsWindow: configuration.metricsWindow
-                ),
+                limits: limits,
                 recording: storage.keepsRecords
             )
         )
@@ -96,8 +100,9 @@ final class PipelineCore: Sendable {
             stored.snapshot = expected
             return OperationRecord(operation: stored)
         }
+        let preparation = CommitPreparation(operations, limits: limits)
         let (records, next, backlog) = try await command { (machine, now) throws(RelayError) in
-            let records = try machine.enqueue(operations, prebuilt: prebuilt, now: now)
+            let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
             let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
             return (records, machine.lastSnapshot + 1, backlog)
         }

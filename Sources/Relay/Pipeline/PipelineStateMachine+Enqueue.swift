@@ -6,11 +6,14 @@ extension PipelineStateMachine {
     /// Returns each operation's record, in call order, for its handle.
     ///
     /// `prebuilt` holds records made outside the lock for the snapshot the caller expected; they are used when that
-    /// snapshot is the one this commit gets, so the critical section allocates nothing per operation.
+    /// snapshot is the one this commit gets, so the critical section allocates nothing per operation. `preparation`
+    /// holds what the caller worked out of the operations before taking the lock; without one, the commit works it
+    /// out itself.
     @discardableResult
     mutating func enqueue(
         _ batch: [CallOperation],
         prebuilt: [OperationRecord] = [],
+        preparation: CommitPreparation? = nil,
         now: Int64
     ) throws(RelayError) -> [OperationRecord] {
         switch lifecycle {
@@ -28,8 +31,9 @@ extension PipelineStateMachine {
             let snapshot = lastSnapshot + 1
             let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
             records = try allocate(
-                batch, prebuilt: usable ? prebuilt : [], firstOrder: firstOrder, now: now, into: &fresh,
-                edges: &edges)
+                batch, prebuilt: usable ? prebuilt : [],
+                preparation: preparation ?? CommitPreparation(batch, limits: limits), firstOrder: firstOrder,
+                now: now, into: &fresh, edges: &edges)
             try validateDependencies(of: fresh, edges: &edges, firstOrder: firstOrder)
         } catch {
             rollBack(fresh)
@@ -42,8 +46,8 @@ extension PipelineStateMachine {
         return records
     }
 
-    /// Validates each operation and gives new ones a slot and an index entry, nothing more, so a rollback is cheap;
-    /// looks up the dependencies of new ones into `edges`.
+    /// Rejects what `preparation` found invalid and gives new operations a slot and an index entry, nothing more, so
+    /// a rollback is cheap; looks up the dependencies of new ones into `edges`.
     ///
     /// Returns the commit's records in call order: the candidates themselves, with the known record in place of each
     /// operation that was already known, so that a commit of new operations copies no array of records.
@@ -53,6 +57,7 @@ extension PipelineStateMachine {
     private mutating func allocate(
         _ batch: [CallOperation],
         prebuilt: [OperationRecord],
+        preparation: CommitPreparation,
         firstOrder: UInt64,
         now: Int64,
         into fresh: inout [Int32],
@@ -67,7 +72,7 @@ extension PipelineStateMachine {
                 return OperationRecord(operation: stored)
             } : prebuilt
         index.reserve(batch.count)
-        let hashes = candidates.map { OperationIndex.hash($0.operation.id) }
+        let hashes = preparation.hashes
         index.warm(hashes)
         // Commits usually name one sequence and one kind; look each up once.
         var lane: (name: CallSequence.Name, number: Int32)?
@@ -92,7 +97,7 @@ extension PipelineStateMachine {
                 bucket = vacant
                 idHash = hash
             }
-            try validate(record.operation)
+            if let invalid = preparation.firstInvalid, invalid.position == position { throw invalid.error }
             if lane?.name != record.operation.sequenceName {
                 let name = record.operation.sequenceName
                 guard let number = laneIndex[name], lanes[Int(number)].isRegistered else {
@@ -134,24 +139,6 @@ extension PipelineStateMachine {
         var records = candidates
         for (position, record) in known { records[position] = record }
         return records
-    }
-
-    private func validate(_ operation: CallOperation) throws(RelayError) {
-        if operation.payload.count > limits.maximumPayloadSize {
-            throw RelayError(
-                .payloadTooLarge,
-                "payload of operation \(operation.id) is \(operation.payload.count) bytes; "
-                    + "the limit is \(limits.maximumPayloadSize)",
-                operationIDs: [operation.id]
-            )
-        }
-        if let failure = operation.retryPolicy.validationFailure {
-            throw RelayError(
-                .invalidRetryPolicy,
-                "retry policy of operation \(operation.id): \(failure)",
-                operationIDs: [operation.id]
-            )
-        }
     }
 
     /// Every dependency must be known or in this commit, and the commit's new edges must not close a cycle.
