@@ -112,6 +112,28 @@ struct BadInputTests {
         }
     }
 
+    @Test("S17: a known operation over a lowered payload limit does not let a new oversized one through")
+    func loweredLimitStillRejectsNewOperations() async throws {
+        try await withTemporaryFolder { folder in
+            let restored = CallOperation(kind: .noop, payload: Data(count: 2000))
+            let point = try await DataPoint(storage: .file(at: folder.url))
+            point.registerBasics()
+            try await point.suspend()
+            try await point.enqueue(restored)
+            await point.shutdown()
+
+            let lowered = DataPoint.Configuration(maximumPayloadSize: 1024, shutdownGracePeriod: .zero)
+            let reopened = try await DataPoint(storage: .file(at: folder.url), configuration: lowered)
+            reopened.registerBasics()
+            let oversized = CallOperation(kind: .noop, payload: Data(count: 1025))
+            let error = await #expect(throws: RelayError.self) { try await reopened.enqueue([restored, oversized]) }
+            #expect(error?.code == .payloadTooLarge)
+            #expect(error?.operationIDs.first == oversized.id)
+            #expect(reopened.status(of: oversized.id) == nil)
+            await reopened.shutdown()
+        }
+    }
+
     @Test("S17: errors carry a code, a message and the operations involved")
     func errorShape() {
         let id = UUID()

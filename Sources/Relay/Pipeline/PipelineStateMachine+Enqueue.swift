@@ -78,6 +78,7 @@ extension PipelineStateMachine {
         var lane: (name: CallSequence.Name, number: Int32)?
         var executor: (kind: CallKind, number: Int32)?
         var known: [(position: Int, record: OperationRecord)] = []
+        var invalid = preparation.invalid[...]
         for (position, (record, hash)) in zip(candidates, hashes).enumerated() {
             let id = record.operation.id
             let bucket: Int
@@ -97,7 +98,8 @@ extension PipelineStateMachine {
                 bucket = vacant
                 idHash = hash
             }
-            if let invalid = preparation.firstInvalid, invalid.position == position { throw invalid.error }
+            while let skipped = invalid.first, skipped.position < position { invalid.removeFirst() }
+            if let rejected = invalid.first, rejected.position == position { throw rejected.error }
             if lane?.name != record.operation.sequenceName {
                 let name = record.operation.sequenceName
                 guard let number = laneIndex[name], lanes[Int(number)].isRegistered else {
