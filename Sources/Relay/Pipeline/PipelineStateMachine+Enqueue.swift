@@ -146,8 +146,8 @@ extension PipelineStateMachine {
     /// Every dependency must be known or in this commit, and the commit's new edges must not close a cycle.
     ///
     /// Known operations never depend on new ones, so a cycle can only run through this commit's operations. An edge
-    /// that ``allocate(_:prebuilt:firstOrder:now:into:edges:)`` could not resolve points to a later operation of the
-    /// commit; without one, the commit's own order rules a cycle out.
+    /// that ``allocate(_:prebuilt:preparation:firstOrder:now:into:edges:)`` could not resolve points to a later
+    /// operation of the commit; without one, the commit's own order rules a cycle out.
     private func validateDependencies(
         of fresh: [Int32],
         edges: inout CommitEdges,
