@@ -32,7 +32,11 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` if the DataPoint shuts down first;
     ///   `CancellationError` if the awaiting task is cancelled.
     public var outcome: CallResult {
-        get async throws { try await record.outcome() }
+        get async throws {
+            // Most handles are awaited after their operation ended; reading that outcome here spares the async call.
+            if let settled = record.settledOutcome { return try settled.get() }
+            return try await record.outcome()
+        }
     }
 
     /// The result of a completed operation.

@@ -27,6 +27,11 @@ final class OperationRecord: Sendable {
 
     var id: UUID { operation.id }
 
+    /// The outcome if it is settled, read without suspending.
+    var settledOutcome: Result<CallResult, RelayError>? {
+        state.withLock { $0.outcome }
+    }
+
     /// Waits for the outcome.
     ///
     /// - Important: Cancelling the waiting task ends only this wait, with `CancellationError`.
