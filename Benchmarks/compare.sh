@@ -114,6 +114,9 @@ for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=100
     baseline=$(rate "${pair##*|}")
     echo "info ${pair%%|*}: relay=$relay/s baseline=$baseline/s ratio=$(ratio "$relay" "$baseline")"
 done
+apart="P1 Relay commit and run apart n=100000"
+echo "info P1 apart: commit=$(median "$apart" commitNanosecondsPerOperation)ns/op" \
+    "run=$(median "$apart" runNanosecondsPerOperation)ns/op"
 one_relay=$(rate "P1 Relay bunch 64 n=100000" "$one_core")
 one_group=$(rate "P1 TaskGroup width 64 n=100000" "$one_core")
 if [ "$one_relay" != "missing" ]; then

@@ -45,6 +45,35 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Context for P1: its round with the commits timed while the DataPoint is suspended, then the run and the awaits,
+    // so that the two sides of the cost per operation read apart.
+    let commitCost = BenchmarkMetric.custom(
+        "commitNanosecondsPerOperation", polarity: .prefersSmaller, useScalingFactor: false)
+    let runCost = BenchmarkMetric.custom(
+        "runNanosecondsPerOperation", polarity: .prefersSmaller, useScalingFactor: false)
+    Benchmark(
+        "P1 Relay commit and run apart n=100000",
+        configuration: configuration(iterations: 15, metrics: [commitCost, runCost])
+    ) { benchmark in
+        let count = 100_000
+        let (commit, run) = try await onEveryCore {
+            try await withPoint(bunchSize: 64) { point in
+                try await enqueueAndAwait(independentOperations(count), on: point)
+                let measured = independentOperations(count)
+                try await point.suspend()
+                var handles: [CallHandle] = []
+                let commit = try await timed { handles = try await enqueue(measured, on: point) }
+                let run = try await timed {
+                    try await point.resume()
+                    try await awaitCompletion(of: handles)
+                }
+                return (commit, run)
+            }
+        }
+        benchmark.measurement(commitCost, Int(commit.seconds * 1e9 / Double(count)))
+        benchmark.measurement(runCost, Int(run.seconds * 1e9 / Double(count)))
+    }
+
     // P2: a dependency chain against the same number of independent operations, at bunch 1, paired in each
     // iteration (see PairedMeasurement): the goal bounds the ratio of per-operation costs, which is the ratio of the
     // independent rate to the chain's.

@@ -95,6 +95,11 @@ func chain(_ count: Int) -> [CallOperation] {
 
 /// Enqueues in commits of `commitSize` and awaits every outcome.
 func enqueueAndAwait(_ operations: [CallOperation], on point: DataPoint, commitSize: Int = 1000) async throws {
+    try await awaitCompletion(of: enqueue(operations, on: point, commitSize: commitSize))
+}
+
+/// Enqueues in commits of `commitSize` and returns the handles.
+func enqueue(_ operations: [CallOperation], on point: DataPoint, commitSize: Int = 1000) async throws -> [CallHandle] {
     var handles: [CallHandle] = []
     handles.reserveCapacity(operations.count)
     var start = 0
@@ -103,6 +108,11 @@ func enqueueAndAwait(_ operations: [CallOperation], on point: DataPoint, commitS
         handles += try await point.enqueue(Array(operations[start..<end]))
         start = end
     }
+    return handles
+}
+
+/// Awaits every outcome.
+func awaitCompletion(of handles: [CallHandle]) async throws {
     for handle in handles {
         // A benchmark that quietly stopped early would report a fiction; fail loudly instead.
         guard case .completed = try await handle.outcome else { fatalError("operation \(handle.id) did not complete") }
