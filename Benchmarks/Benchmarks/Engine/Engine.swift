@@ -23,19 +23,32 @@ let benchmarks: @Sendable () -> Void = {
         )
     }
 
-    // P1: throughput at bunch 64 (and 5) against a raw task group and OperationQueue of the same width.
+    // P1: throughput at bunch 64 (and 5) against a raw task group of the same width, paired in each iteration (see
+    // PairedMeasurement), and against OperationQueue.
+    let againstTaskGroup = PairedMeasurement(
+        first: "relayOperationsPerSecond",
+        second: "taskGroupOperationsPerSecond",
+        ratio: "relayPerMilleOfTaskGroup",
+        ratioPolarity: .prefersLarger
+    )
     for width in [64, 5] {
         let count = 100_000
-        Benchmark("P1 Relay bunch \(width) n=\(count)", configuration: configuration(iterations: 15)) { benchmark in
-            try await benchmark.measureRate(count: count) {
-                try await timedWarmRound(bunchSize: width) { independentOperations(count) }
+        Benchmark(
+            "P1 Relay bunch \(width) against TaskGroup width \(width) n=\(count)",
+            configuration: configuration(iterations: 15, metrics: againstTaskGroup.metrics)
+        ) { benchmark in
+            let times = try await onEveryCore {
+                try await withPoint(bunchSize: width) { point in
+                    try await enqueueAndAwait(independentOperations(count), on: point)
+                    return try await PairedMeasurement.alternate {
+                        let measured = independentOperations(count)
+                        return try await timed { try await enqueueAndAwait(measured, on: point) }
+                    } second: {
+                        await timed { await taskGroupBaseline(count, width: width) }
+                    }
+                }
             }
-        }
-        Benchmark("P1 TaskGroup width \(width) n=\(count)", configuration: configuration(iterations: 15)) {
-            benchmark in
-            try await benchmark.measureRate(count: count) {
-                await timed { await taskGroupBaseline(count, width: width) }
-            }
+            againstTaskGroup.record(times, count: count, in: benchmark)
         }
         Benchmark("P1 OperationQueue width \(width) n=\(count)", configuration: configuration(iterations: 5)) {
             benchmark in
