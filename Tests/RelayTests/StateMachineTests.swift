@@ -167,7 +167,7 @@ struct StateMachineTests {
             )
         }
         #expect(machine.lookup(a) == nil)
-        #expect(machine.index.count == 1)
+        #expect(machine.directory.count == 1)
         #expect(machine.records.isEmpty)
         #expect(machine.lastSnapshot == 1)
         // Slots taken by the rejected commit are free for the next one.

@@ -8,7 +8,7 @@ struct AttemptTimer: Sendable {
         let now = core.clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(timeout, .zero).relayNanoseconds)
         let (worker, slot) = (self.worker, self.slot)
-        let armed = core.transition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
+        let armed = core.workerTransition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
         armed.effects.perform()
         let value: Value
         do {
@@ -25,7 +25,7 @@ struct AttemptTimer: Sendable {
     /// Whether the deadline passed.
     private func disarm(restoring outer: PipelineStateMachine.AttemptDeadline?) -> Bool {
         let slot = self.slot
-        let disarmed = core.transition { $0.disarmDeadline(slot, restoring: outer) }
+        let disarmed = core.workerTransition { $0.disarmDeadline(slot, restoring: outer) }
         disarmed.effects.perform()
         return disarmed.value
     }

@@ -1,7 +1,7 @@
 /// A table of values in fixed-size chunks, so that growing never moves an existing value.
 ///
-/// The pipeline keeps its operations and their scheduling state in two such tables, indexed by slot number: the
-/// scheduler's hot fields stay dense, and a million slots grow without copying a million values.
+/// The state machine keeps its operations' slots in one and the directory each slot's id in another, both indexed by
+/// slot number, so that a million slots grow without copying a million values.
 struct ChunkedTable<Element: Sendable>: Sendable {
     private static var shift: Int { 12 }
     private static var chunkMask: Int { (1 << shift) - 1 }
@@ -24,5 +24,11 @@ struct ChunkedTable<Element: Sendable>: Sendable {
         }
         chunks[chunks.count - 1].append(element)
         count += 1
+    }
+
+    mutating func removeLast() {
+        chunks[chunks.count - 1].removeLast()
+        count -= 1
+        if count & Self.chunkMask == 0 { chunks.removeLast() }
     }
 }

@@ -31,8 +31,6 @@ struct OperationSlot: Sendable {
     var executor: Int32
     var unfinishedDependencies: Int32 = 0
     var attempts: Int32 = 0
-    /// The id's ``OperationIndex/hash(_:)``, kept here so that eviction need not read the record.
-    var indexHash: UInt32 = 0
     /// The first operation waiting for this one.
     ///
     /// Most operations have at most one dependent (chains, fan-in), so the first is kept inline and only further ones
@@ -107,7 +105,6 @@ extension OperationSlot {
         record: OperationRecord,
         lane: Int32,
         executor: Int32,
-        indexHash: UInt32,
         order: UInt64,
         snapshot: UInt64,
         enqueuedAt: Int64
@@ -121,7 +118,6 @@ extension OperationSlot {
         self.executor = executor
         unfinishedDependencies = 0
         attempts = 0
-        self.indexHash = indexHash
         self.order = order
         self.snapshot = snapshot
         self.enqueuedAt = enqueuedAt

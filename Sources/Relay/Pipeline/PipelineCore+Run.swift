@@ -157,7 +157,7 @@ extension PipelineCore {
             await group.next()
             group.cancelAll()
         }
-        transition { $0.workerExited(worker, claimWake: false) }.effects.perform()
+        workerTransition { $0.workerExited(worker, claimWake: false) }.effects.perform()
     }
 
     /// Finishing operations and taking the next share one critical section.
@@ -178,7 +178,7 @@ extension PipelineCore {
             let now = clock.now
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
-            let step = transition { machine in
+            let step = workerTransition { machine in
                 let next =
                     ends.isEmpty
                     ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
@@ -298,7 +298,9 @@ extension PipelineCore {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<WorkerWake, Never>) in
                 let cancelled = Task.isCancelled
-                let parked = transition { $0.park(lane: lane, worker: worker, cancelled: cancelled, continuation) }
+                let parked = workerTransition {
+                    $0.park(lane: lane, worker: worker, cancelled: cancelled, continuation)
+                }
                 if let immediate = parked.value { continuation.resume(returning: immediate) }
                 parked.effects.perform()
             }

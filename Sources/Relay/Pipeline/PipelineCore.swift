@@ -1,12 +1,25 @@
 import Foundation
 import Synchronization
 
-/// Runs the pipeline's state machine under one lock and performs what it asks for outside the lock.
+/// Runs the pipeline's state machine under its lock and performs what it asks for outside the lock.
 ///
 /// The actors (``DataPoint``, ``Pipeline``, ``CallSequence``) are the public faces; this is the hot path they share.
 /// Workers call it directly, so that starting and finishing an operation costs two short critical sections rather
 /// than actor hops.
+///
+/// Two locks, always taken in this order: the directory's (which slot holds each id) and the state machine's.
+/// Workers take only the state machine's, and a commit holds it only to apply what the directory admitted, so
+/// commits and workers mostly run side by side; every other transition takes both.
 final class PipelineCore: Sendable {
+    /// What a commit's step hands back: the records for the handles, the snapshot the next commit likely gets, the
+    /// slots it evicted, and whether more expired operations wait.
+    struct AppliedCommit: Sendable {
+        let records: [OperationRecord]
+        let nextSnapshot: UInt64
+        let expired: [Int32]
+        let backlog: Bool
+    }
+
     struct Transition<Value: Sendable>: Sendable {
         let value: Value
         var effects: PipelineEffects
@@ -14,6 +27,7 @@ final class PipelineCore: Sendable {
     }
 
     let state: StateLock<PipelineStateMachine>
+    let directory: StateLock<OperationDirectory>
     let storage: any Storage
     let clock: ClockSource
     let configuration: DataPoint.Configuration
@@ -32,30 +46,49 @@ final class PipelineCore: Sendable {
             metricsWindow: configuration.metricsWindow
         )
         self.limits = limits
-        state = StateLock(
-            PipelineStateMachine(
-                origin: clock.origin,
-                limits: limits,
-                recording: storage.keepsRecords
-            )
-        )
+        var machine = PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords)
+        var directory = OperationDirectory.lent
+        swap(&directory, &machine.directory)
+        self.directory = StateLock(directory)
+        state = StateLock(machine)
     }
 
-    /// Runs one transition under the lock and hands its records to storage in the same critical section, so the
-    /// store sees transitions in the order they happened.
+    /// Runs one transition under both locks, with the directory lent to the state machine, and hands its records to
+    /// storage in the same critical section, so the store sees transitions in the order they happened.
     @inline(__always)
     func transition<Value: Sendable, Failure: Error>(
         _ body: (inout PipelineStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Transition<Value> {
-        try state.withLock { (machine) throws(Failure) -> Transition<Value> in
-            let value = try body(&machine)
-            var ticket = StorageTicket.durable
-            if !machine.records.isEmpty {
-                ticket = storage.append(machine.records)
-                machine.records.removeAll(keepingCapacity: true)
+        try directory.withLock { (directory) throws(Failure) -> Transition<Value> in
+            try state.withLock { (machine) throws(Failure) -> Transition<Value> in
+                swap(&machine.directory, &directory)
+                defer { swap(&machine.directory, &directory) }
+                return try Self.complete(&machine, storage: storage, value: body(&machine))
             }
-            return Transition(value: value, effects: machine.takeEffects(), ticket: ticket)
         }
+    }
+
+    /// A transition under the state machine's lock alone, for workers: nothing they do looks an operation up by id.
+    @inline(__always)
+    func workerTransition<Value: Sendable>(
+        _ body: (inout PipelineStateMachine) -> Value
+    ) -> Transition<Value> {
+        state.withLock { machine in Self.complete(&machine, storage: storage, value: body(&machine)) }
+    }
+
+    /// Hands a transition's records to storage and takes its effects, still under the lock.
+    @inline(__always)
+    private static func complete<Value: Sendable>(
+        _ machine: inout PipelineStateMachine,
+        storage: any Storage,
+        value: Value
+    ) -> Transition<Value> {
+        var ticket = StorageTicket.durable
+        if !machine.records.isEmpty {
+            ticket = storage.append(machine.records)
+            machine.records.removeAll(keepingCapacity: true)
+        }
+        return Transition(value: value, effects: machine.takeEffects(), ticket: ticket)
     }
 
     /// Waits until the transition is durable, then resumes its waiters; nothing is acknowledged before that.
@@ -87,12 +120,13 @@ final class PipelineCore: Sendable {
         return done.value
     }
 
-    /// Builds the commit's records before taking the lock, for the snapshot the previous commit suggests; the state
+    /// Builds the commit's records before taking a lock, for the snapshot the previous commit suggests; the state
     /// machine builds them itself in the rare case that another commit came first.
     ///
-    /// Once the commit is applied, the same critical section forgets as many expired operations as the commit
-    /// brought, so that a steady stream keeps the table at its size without critical sections of its own for
-    /// eviction; a larger backlog is forgotten in steps afterwards. A rejected commit forgets nothing.
+    /// The directory admits the commit under its own lock; the state machine's lock is held only while the state
+    /// machine applies it. The same step forgets as many expired operations as the commit brought, so that a steady
+    /// stream keeps the table at its size without critical sections of its own for eviction; a larger backlog is
+    /// forgotten in steps afterwards. A rejected commit forgets nothing and leaves the directory as it was.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = operations.map { operation in
@@ -101,26 +135,48 @@ final class PipelineCore: Sendable {
             return OperationRecord(operation: stored)
         }
         let preparation = CommitPreparation(operations, limits: limits)
-        let (records, next, backlog) = try await command { (machine, now) throws(RelayError) in
-            let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
-            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
-            return (records, machine.lastSnapshot + 1, backlog)
+        let now = clock.now
+        let applied = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit> in
+            let admission = directory.admit(operations, preparation: preparation)
+            do throws(RelayError) {
+                let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit> in
+                    let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
+                    let (expired, more) = machine.expire(now: now, limit: max(operations.count, 1))
+                    let value = AppliedCommit(
+                        records: records, nextSnapshot: machine.lastSnapshot + 1, expired: expired, backlog: more)
+                    return Self.complete(&machine, storage: storage, value: value)
+                }
+                directory.release(applied.value.expired)
+                return applied
+            } catch {
+                directory.giveBack(admission.fresh)
+                throw error
+            }
         }
-        expectedSnapshot.store(next, ordering: .relaxed)
-        if backlog { evictExpired() }
-        return records
+        try await acknowledge(applied)
+        expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
+        if applied.value.backlog { evictExpired() }
+        return applied.value.records
     }
 
-    /// Forgets the operations whose retention window has passed, a few at a time: eviction is housekeeping, and
-    /// one critical section for a whole backlog (a burst of operations whose window ends at once) would keep every
-    /// worker and every caller waiting behind it.
+    /// Forgets the operations whose retention window has passed, a few at a time.
+    ///
+    /// Eviction is housekeeping, and one critical section for a whole backlog (a burst of operations whose window
+    /// ends at once) would keep every worker and every caller waiting behind it. The directory frees the slots after
+    /// the state machine's lock is released.
     func evictExpired() {
         let now = clock.now
         var more = true
         while more {
-            let evicted = transition { $0.evictExpired(now: now) }
+            let evicted = directory.withLock { directory -> Transition<(slots: [Int32], more: Bool)> in
+                let evicted = state.withLock { machine in
+                    Self.complete(&machine, storage: storage, value: machine.expire(now: now, limit: 256))
+                }
+                directory.release(evicted.value.slots)
+                return evicted
+            }
             evicted.effects.perform()
-            more = evicted.value
+            more = evicted.value.more
         }
     }
 
@@ -200,7 +256,13 @@ final class PipelineCore: Sendable {
     // MARK: - Queries
 
     func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
-        state.withLock { body($0) }
+        directory.withLock { directory in
+            state.withLock { machine in
+                swap(&machine.directory, &directory)
+                defer { swap(&machine.directory, &directory) }
+                return body(machine)
+            }
+        }
     }
 
     // MARK: - Events

@@ -9,11 +9,33 @@ extension PipelineStateMachine {
     /// snapshot is the one this commit gets, so the critical section allocates nothing per operation. `preparation`
     /// holds what the caller worked out of the operations before taking the lock; without one, the commit works it
     /// out itself.
+    ///
+    /// ``PipelineCore`` runs the two halves apart, each under its own lock: the directory admits the commit, then the
+    /// state machine applies it.
     @discardableResult
     mutating func enqueue(
         _ batch: [CallOperation],
         prebuilt: [OperationRecord] = [],
         preparation: CommitPreparation? = nil,
+        now: Int64
+    ) throws(RelayError) -> [OperationRecord] {
+        let admission = directory.admit(batch, preparation: preparation ?? CommitPreparation(batch, limits: limits))
+        do {
+            return try apply(admission, batch, prebuilt: prebuilt, now: now)
+        } catch {
+            directory.giveBack(admission.fresh)
+            throw error
+        }
+    }
+
+    /// The state machine's half of a commit: checks what only the state knows, in commit order and before any
+    /// error the directory found, then gives the new operations their slots and wires them into the graph.
+    ///
+    /// On error nothing has changed here; the caller gives the admitted slots back to the directory.
+    mutating func apply(
+        _ admission: CommitAdmission,
+        _ batch: [CallOperation],
+        prebuilt: [OperationRecord],
         now: Int64
     ) throws(RelayError) -> [OperationRecord] {
         switch lifecycle {
@@ -22,87 +44,79 @@ extension PipelineStateMachine {
         case .idle, .running:
             break
         }
-        let firstOrder = nextOrder
-        var fresh: [Int32] = []
-        fresh.reserveCapacity(batch.count)
-        var edges = CommitEdges()
-        let records: [OperationRecord]
-        do {
-            let snapshot = lastSnapshot + 1
-            let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
-            records = try allocate(
-                batch, prebuilt: usable ? prebuilt : [],
-                preparation: preparation ?? CommitPreparation(batch, limits: limits), firstOrder: firstOrder,
-                now: now, into: &fresh, edges: &edges)
-            try validateDependencies(of: fresh, edges: &edges, firstOrder: firstOrder)
-        } catch {
-            rollBack(fresh)
-            throw error
+        let placements = try place(admission, batch)
+        if let rejected = admission.rejected { throw rejected.error }
+        if let error = admission.dependencyError { throw error }
+        guard !admission.fresh.isEmpty else {
+            return admission.known.map { slots[Int($0.slot)].record }
         }
-        guard !fresh.isEmpty else { return records }
-        holdDispatch()
-        commit(fresh, edges: edges, now: now)
-        releaseDispatch()
-        return records
-    }
-
-    /// Rejects what `preparation` found invalid and gives new operations a slot and an index entry, nothing more, so
-    /// a rollback is cheap; looks up the dependencies of new ones into `edges`.
-    ///
-    /// Returns the commit's records in call order: the candidates themselves, with the known record in place of each
-    /// operation that was already known, so that a commit of new operations copies no array of records.
-    ///
-    /// Operations are read through their records: binding each element of `batch` copied it, retaining every field,
-    /// inside the lock.
-    private mutating func allocate(
-        _ batch: [CallOperation],
-        prebuilt: [OperationRecord],
-        preparation: CommitPreparation,
-        firstOrder: UInt64,
-        now: Int64,
-        into fresh: inout [Int32],
-        edges: inout CommitEdges
-    ) throws(RelayError) -> [OperationRecord] {
         let snapshot = lastSnapshot + 1
+        let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
         let candidates =
-            prebuilt.isEmpty
-            ? batch.map { operation in
+            usable
+            ? prebuilt
+            : batch.map { operation in
                 var stored = operation
                 stored.snapshot = snapshot
                 return OperationRecord(operation: stored)
-            } : prebuilt
-        index.reserve(batch.count)
-        let hashes = preparation.hashes
-        index.warm(hashes)
+            }
+        for (number, slot) in admission.fresh.enumerated() {
+            occupy(
+                slot,
+                record: candidates[Int(admission.positions[number])],
+                lane: placements[number].lane,
+                executor: placements[number].executor,
+                order: nextOrder + UInt64(number),
+                snapshot: snapshot,
+                enqueuedAt: now
+            )
+        }
+        holdDispatch()
+        commit(admission.fresh, edges: admission.edges, now: now)
+        releaseDispatch()
+        guard !admission.known.isEmpty else { return candidates }
+        var records = candidates
+        for known in admission.known {
+            records[known.position] = known.twin.map { candidates[$0] } ?? slots[Int(known.slot)].record
+        }
+        return records
+    }
+
+    /// Checks every operation before the first one the directory rejected, in commit order, and returns each new
+    /// operation's lane and executor.
+    ///
+    /// A known operation must not differ from what it names, and a new one must name a registered sequence and kind.
+    ///
+    /// Operations are read in place: binding each element of `batch` copied it, retaining every field, inside the
+    /// lock.
+    private func place(
+        _ admission: CommitAdmission,
+        _ batch: [CallOperation]
+    ) throws(RelayError) -> [(lane: Int32, executor: Int32)] {
+        var placements: [(lane: Int32, executor: Int32)] = []
+        placements.reserveCapacity(admission.fresh.count)
         // Commits usually name one sequence and one kind; look each up once.
         var lane: (name: CallSequence.Name, number: Int32)?
         var executor: (kind: CallKind, number: Int32)?
-        var known: [(position: Int, record: OperationRecord)] = []
-        var invalid = preparation.invalid[...]
-        for (position, (record, hash)) in zip(candidates, hashes).enumerated() {
-            let id = record.operation.id
-            let bucket: Int
-            let idHash: UInt32
-            switch index.probe(id, hash: hash, holds: { slots[Int($0)].record.id == id }) {
-            case .found(let knownSlot):
-                guard slots[Int(knownSlot)].record.operation.hasSameContent(as: record.operation) else {
+        var known = admission.known[...]
+        for position in 0..<(admission.rejected?.position ?? batch.count) {
+            if let next = known.first, next.position == position {
+                known.removeFirst()
+                let existing = next.twin.map { batch[$0] } ?? slots[Int(next.slot)].record.operation
+                guard existing.hasSameContent(as: batch[position]) else {
+                    let id = batch[position].id
                     throw RelayError(
                         .conflictingOperation,
                         "operation \(id) is already known with different content",
                         operationIDs: [id]
                     )
                 }
-                known.append((position, slots[Int(knownSlot)].record))
                 continue
-            case .vacant(let vacant, let hash):
-                bucket = vacant
-                idHash = hash
             }
-            while let skipped = invalid.first, skipped.position < position { invalid.removeFirst() }
-            if let rejected = invalid.first, rejected.position == position { throw rejected.error }
-            if lane?.name != record.operation.sequenceName {
-                let name = record.operation.sequenceName
+            if lane?.name != batch[position].sequenceName {
+                let name = batch[position].sequenceName
                 guard let number = laneIndex[name], lanes[Int(number)].isRegistered else {
+                    let id = batch[position].id
                     throw RelayError(
                         .unknownSequence,
                         "operation \(id) names sequence \(name), which is not registered",
@@ -111,9 +125,10 @@ extension PipelineStateMachine {
                 }
                 lane = (name, number)
             }
-            if executor?.kind != record.operation.kind {
-                let kind = record.operation.kind
+            if executor?.kind != batch[position].kind {
+                let kind = batch[position].kind
                 guard let number = executorIndex[kind] else {
+                    let id = batch[position].id
                     throw RelayError(
                         .unknownKind,
                         "no executor is registered for kind \(kind) of operation \(id)",
@@ -122,116 +137,9 @@ extension PipelineStateMachine {
                 }
                 executor = (kind, number)
             }
-            let number = allocateSlot(
-                record: record,
-                lane: lane?.number ?? 0,
-                executor: executor?.number ?? -1,
-                indexHash: idHash,
-                order: firstOrder + UInt64(fresh.count),
-                snapshot: snapshot,
-                enqueuedAt: now
-            )
-            index.insert(number, hash: idHash, at: bucket)
-            for dependency in record.operation.dependencies {
-                edges.add(position: fresh.count, id: dependency, target: lookup(dependency))
-            }
-            fresh.append(number)
+            placements.append((lane?.number ?? 0, executor?.number ?? -1))
         }
-        guard !known.isEmpty else { return candidates }
-        var records = candidates
-        for (position, record) in known { records[position] = record }
-        return records
-    }
-
-    /// Every dependency must be known or in this commit, and the commit's new edges must not close a cycle.
-    ///
-    /// Known operations never depend on new ones, so a cycle can only run through this commit's operations. An edge
-    /// that ``allocate(_:prebuilt:preparation:firstOrder:now:into:edges:)`` could not resolve points to a later
-    /// operation of the commit; without one, the commit's own order rules a cycle out.
-    private func validateDependencies(
-        of fresh: [Int32],
-        edges: inout CommitEdges,
-        firstOrder: UInt64
-    ) throws(RelayError) {
-        var forwardEdges = false
-        for (number, edge) in edges.edges.enumerated() {
-            let dependent = fresh[Int(edge.position)]
-            if edge.target == dependent {
-                let id = slots[Int(dependent)].record.operation.id
-                throw RelayError(.dependencyCycle, "operation \(id) depends on itself", operationIDs: [id])
-            }
-            guard edge.target == CommitEdges.unresolved else { continue }
-            guard let target = lookup(edge.id) else {
-                let id = slots[Int(dependent)].record.operation.id
-                throw RelayError(
-                    .unknownDependency,
-                    "operation \(id) depends on \(edge.id), which is neither known nor in this commit",
-                    operationIDs: [id, edge.id]
-                )
-            }
-            edges.resolve(number, to: target)
-            forwardEdges = true
-        }
-        guard forwardEdges else { return }
-        if let cycle = findCycle(in: fresh, edges: edges, firstOrder: firstOrder) {
-            let ids = cycle.map { slots[Int($0)].record.operation.id }
-            throw RelayError(
-                .dependencyCycle,
-                "dependencies form a cycle: " + ids.map(\.uuidString).joined(separator: " → "),
-                operationIDs: ids
-            )
-        }
-    }
-
-    /// Depth-first search over the commit's own edges, resolved already; returns one cycle in dependency order.
-    private func findCycle(in fresh: [Int32], edges: CommitEdges, firstOrder: UInt64) -> [Int32]? {
-        enum Mark: UInt8 {
-            case unvisited
-            case onPath
-            case done
-        }
-        func position(_ slot: Int32) -> Int { Int(slots[Int(slot)].order - firstOrder) }
-        // Each new operation's edges are contiguous, in the order of the operations.
-        var firstEdge = [Int](repeating: edges.edges.count, count: fresh.count + 1)
-        for (number, edge) in edges.edges.enumerated().reversed() { firstEdge[Int(edge.position)] = number }
-        for position in stride(from: fresh.count - 1, through: 0, by: -1) {
-            firstEdge[position] = min(firstEdge[position], firstEdge[position + 1])
-        }
-        func internalDependencies(_ slot: Int32) -> [Int32] {
-            let p = position(slot)
-            return edges.edges[firstEdge[p]..<firstEdge[p + 1]].lazy.map(\.target)
-                .filter { slots[Int($0)].order >= firstOrder }
-        }
-        var marks = [Mark](repeating: .unvisited, count: fresh.count)
-        var path: [(slot: Int32, next: [Int32])] = []
-        for root in fresh where marks[position(root)] == .unvisited {
-            marks[position(root)] = .onPath
-            path.append((root, internalDependencies(root)))
-            while !path.isEmpty {
-                guard let target = path[path.count - 1].next.popLast() else {
-                    marks[position(path.removeLast().slot)] = .done
-                    continue
-                }
-                switch marks[position(target)] {
-                case .done:
-                    continue
-                case .onPath:
-                    let start = path.firstIndex { $0.slot == target } ?? 0
-                    return path[start...].map(\.slot)
-                case .unvisited:
-                    marks[position(target)] = .onPath
-                    path.append((target, internalDependencies(target)))
-                }
-            }
-        }
-        return nil
-    }
-
-    private mutating func rollBack(_ fresh: [Int32]) {
-        for slot in fresh.reversed() {
-            index.remove(hash: slots[Int(slot)].indexHash, slot: slot)
-            vacate(slot)
-        }
+        return placements
     }
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.

@@ -118,19 +118,21 @@ extension PipelineStateMachine {
         }
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
-        index.reserve(stored.operations.count)
+        directory.reserve(stored.operations.count)
         for entry in stored.operations {
             let id = entry.operation.id
             // One probe per operation: a million random ids are a million cache misses, so never probe twice.
-            guard case .vacant(let bucket, let idHash) = index.probe(id, holds: { slots[Int($0)].record.id == id })
-            else { continue }
+            guard case .vacant(let bucket, let idHash) = directory.probe(id, hash: OperationIndex.hash(id)) else {
+                continue
+            }
             let lane = placeholderLane(entry.operation.sequenceName)
             let record = OperationRecord(operation: entry.operation)
-            let number = allocateSlot(
+            let number = directory.take(id, hash: idHash, at: bucket)
+            occupy(
+                number,
                 record: record,
                 lane: lane,
                 executor: executorIndex[entry.operation.kind] ?? -1,
-                indexHash: idHash,
                 order: nextOrder,
                 snapshot: entry.operation.snapshot ?? 0,
                 enqueuedAt: clock.time(of: entry.enqueuedAt)
@@ -146,7 +148,6 @@ extension PipelineStateMachine {
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
             if let result = entry.result { settle(record, .success(result)) }
-            index.insert(number, hash: idHash, at: bucket)
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)
         }

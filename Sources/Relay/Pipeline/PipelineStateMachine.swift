@@ -88,8 +88,9 @@ struct PipelineStateMachine: Sendable {
     let recording: Bool
 
     var slots = ChunkedTable<OperationSlot>()
-    var freeSlots: [Int32] = []
-    var index = OperationIndex()
+    /// The ids of known operations and the free slot numbers; ``PipelineCore`` keeps it under a lock of its own and
+    /// lends it here for each transition that looks operations up.
+    var directory = OperationDirectory()
     var lanes: [Lane] = []
     var laneIndex: [CallSequence.Name: Int32] = [:]
     var executors: [any CallExecutor] = []
@@ -139,8 +140,7 @@ struct PipelineStateMachine: Sendable {
 
     /// The slot of a known operation.
     func lookup(_ id: UUID) -> Int32? {
-        if case .found(let slot) = index.probe(id, holds: { slots[Int($0)].record.operation.id == id }) { return slot }
-        return nil
+        directory.slot(of: id)
     }
 
     /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
@@ -494,58 +494,55 @@ struct PipelineStateMachine: Sendable {
     /// The limit keeps each critical section short however large the backlog.
     @discardableResult
     mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
+        let (expired, more) = expire(now: now, limit: limit)
+        directory.release(expired)
+        return more
+    }
+
+    /// The state machine's half of ``evictExpired(now:limit:)``: vacates the expired operations' slots and returns
+    /// them, for the directory to forget their ids and free the slots, and whether more remain.
+    mutating func expire(now: Int64, limit: Int) -> (slots: [Int32], more: Bool) {
         let deadline = now - limits.retention
         var expired: [Int32] = []
         while expired.count < limit, let entry = retained.first, entry.finishedAt <= deadline {
             _ = retained.popFirst()
+            guard slots[Int(entry.slot)].phase == .finished else { continue }
             expired.append(entry.slot)
         }
-        // Each eviction misses the cache on its slot and on its index bucket. Reading them all in one tight pass lets
-        // the misses overlap, instead of queueing behind each other among the evictions' other work.
-        index.warm(expired.map { slots[Int($0)].indexHash })
         effects.released.reserveCapacity(effects.released.count + expired.count)
-        for slot in expired { free(slot) }
-        guard let oldest = retained.first else { return false }
-        return oldest.finishedAt <= deadline
+        for slot in expired { effects.released.append(vacate(slot)) }
+        guard let oldest = retained.first else { return (expired, false) }
+        return (expired, oldest.finishedAt <= deadline)
     }
 
-    private mutating func free(_ slot: Int32) {
-        guard slots[Int(slot)].phase == .finished else { return }
-        index.remove(hash: slots[Int(slot)].indexHash, slot: slot)
-        effects.released.append(vacate(slot))
-    }
-
-    /// Makes a slot reusable and hands back its record; the next allocation overwrites every other field.
+    /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
     @discardableResult
     mutating func vacate(_ slot: Int32) -> OperationRecord {
-        let s = Int(slot)
         if !holds.isEmpty { holds[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
-        freeSlots.append(slot)
-        return slots[s].vacate()
+        return slots[Int(slot)].vacate()
     }
 
-    /// A slot for a new operation; a vacated one when there is one, taken in place.
-    mutating func allocateSlot(
+    /// Gives a new operation the slot the directory took for it, in place when the slot was used before.
+    mutating func occupy(
+        _ slot: Int32,
         record: OperationRecord,
         lane: Int32,
         executor: Int32,
-        indexHash: UInt32,
         order: UInt64,
         snapshot: UInt64,
         enqueuedAt: Int64
-    ) -> Int32 {
-        if let reused = freeSlots.popLast() {
-            slots[Int(reused)].occupy(
-                record: record, lane: lane, executor: executor, indexHash: indexHash, order: order,
-                snapshot: snapshot, enqueuedAt: enqueuedAt)
-            return reused
+    ) {
+        guard Int(slot) == slots.count else {
+            slots[Int(slot)].occupy(
+                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
+                enqueuedAt: enqueuedAt)
+            return
         }
         slots.append(
             OperationSlot(
-                record: record, lane: lane, executor: executor, indexHash: indexHash, order: order,
-                snapshot: snapshot, enqueuedAt: enqueuedAt))
-        return Int32(slots.count - 1)
+                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
+                enqueuedAt: enqueuedAt))
     }
 
     // MARK: - Suspension

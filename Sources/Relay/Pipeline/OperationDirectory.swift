@@ -1,0 +1,102 @@
+import Foundation
+
+/// Which slot holds each known operation, and which slot numbers are free: the part of the pipeline's state that a
+/// commit reads and writes most, kept under a lock of its own.
+///
+/// Workers never look an operation up by id, so a commit can admit its operations here, probing the index and
+/// taking slots, while workers start and finish operations under the state machine's lock; only the commit's own
+/// changes to the graph and the queues wait for that lock. Every other transition takes both locks, this one first,
+/// and lends the directory to the state machine for its duration.
+struct OperationDirectory: Sendable {
+    private struct Entry: Sendable {
+        let id: UUID
+        let hash: UInt32
+    }
+
+    private var index = OperationIndex()
+    /// Each slot's id and its hash, so that a probe confirms a match and a release finds the index entry without
+    /// reading the state machine's slots.
+    private var entries = ChunkedTable<Entry>()
+    private var freeSlots: [Int32] = []
+    /// `false` while lent out: a state machine that is not holding its directory must not look anything up.
+    private(set) var isPresent = true
+
+    /// The stand-in a state machine holds while its directory is under the directory's own lock.
+    static var lent: OperationDirectory {
+        var placeholder = OperationDirectory()
+        placeholder.isPresent = false
+        return placeholder
+    }
+
+    /// Known operations.
+    var count: Int { index.count }
+
+    /// The slot of a known operation.
+    func slot(of id: UUID) -> Int32? {
+        assert(isPresent, "the directory is lent out")
+        return slot(of: id, hash: OperationIndex.hash(id))
+    }
+
+    func slot(of id: UUID, hash: UInt32) -> Int32? {
+        if case .found(let slot) = probe(id, hash: hash) { return slot }
+        return nil
+    }
+
+    func probe(_ id: UUID, hash: UInt32) -> OperationIndex.Probe {
+        index.probe(id, hash: hash) { entries[Int($0)].id == id }
+    }
+
+    /// The id in `slot`, while it is taken.
+    func id(of slot: Int32) -> UUID {
+        entries[Int(slot)].id
+    }
+
+    /// Makes room for `additional` more operations, so that taking their slots never grows the index.
+    mutating func reserve(_ additional: Int) {
+        index.reserve(additional)
+    }
+
+    /// Reads the home bucket of each hash in one tight pass (see ``OperationIndex/warm(_:)``).
+    mutating func warm(_ hashes: [UInt32]) {
+        index.warm(hashes)
+    }
+
+    /// Takes a slot for `id`, at a bucket that ``probe(_:hash:)`` just reported vacant: a free one when there is one.
+    mutating func take(_ id: UUID, hash: UInt32, at bucket: Int) -> Int32 {
+        let slot: Int32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            entries[Int(reused)] = Entry(id: id, hash: hash)
+        } else {
+            slot = Int32(entries.count)
+            entries.append(Entry(id: id, hash: hash))
+        }
+        index.insert(slot, hash: hash, at: bucket)
+        return slot
+    }
+
+    /// Gives back slots taken by a rejected commit, latest first, so that the free list and the table end exactly as
+    /// they were.
+    mutating func giveBack(_ slots: [Int32]) {
+        for slot in slots.reversed() {
+            index.remove(hash: entries[Int(slot)].hash, slot: slot)
+            if Int(slot) == entries.count - 1 {
+                entries.removeLast()
+            } else {
+                freeSlots.append(slot)
+            }
+        }
+    }
+
+    /// Forgets the operations in `slots`, which the state machine vacated, and frees their slots.
+    mutating func release(_ slots: [Int32]) {
+        guard !slots.isEmpty else { return }
+        // Each removal misses the cache on its index bucket; reading them all first lets the misses overlap.
+        index.warm(slots.map { entries[Int($0)].hash })
+        freeSlots.reserveCapacity(freeSlots.count + slots.count)
+        for slot in slots {
+            index.remove(hash: entries[Int(slot)].hash, slot: slot)
+            freeSlots.append(slot)
+        }
+    }
+}
