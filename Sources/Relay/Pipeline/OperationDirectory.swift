@@ -51,9 +51,10 @@ struct OperationDirectory: Sendable {
         entries[Int(slot)].id
     }
 
-    /// Makes room for `additional` more operations, so that taking their slots never grows the index.
-    mutating func reserve(_ additional: Int) {
-        index.reserve(additional)
+    /// Makes room for `additional` more operations, so that taking their slots never grows the index (see
+    /// ``OperationIndex/reserve(_:headroom:)``).
+    mutating func reserve(_ additional: Int, headroom: Bool = true) {
+        index.reserve(additional, headroom: headroom)
     }
 
     /// Reads the home bucket of each hash in one tight pass (see ``OperationIndex/warm(_:)``).

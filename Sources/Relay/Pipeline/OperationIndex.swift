@@ -106,9 +106,12 @@ struct OperationIndex: Sendable {
     }
 
     /// Makes room for `additional` more ids, so that inserting them never grows the table.
-    mutating func reserve(_ additional: Int) {
+    ///
+    /// A table that grows makes room for twice as many, so that a stream of commits rebuilds it rarely; `headroom:
+    /// false` sizes it for what is known to come, as when a store is reopened.
+    mutating func reserve(_ additional: Int, headroom: Bool = true) {
         guard (count + additional) * 10 > entries.count * 7 else { return }
-        var rebuilt = OperationIndex(capacity: max((count + additional) * 2, 64))
+        var rebuilt = OperationIndex(capacity: max((count + additional) * (headroom ? 2 : 1), 64))
         for entry in entries where entry.slot != Self.empty {
             var bucket = Int(entry.hash) & rebuilt.mask
             while rebuilt.entries[bucket].slot != Self.empty { bucket = (bucket + 1) & rebuilt.mask }

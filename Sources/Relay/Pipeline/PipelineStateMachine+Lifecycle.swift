@@ -118,7 +118,8 @@ extension PipelineStateMachine {
         }
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
-        directory.reserve(stored.operations.count)
+        // Sized for the store: growth's headroom would cost a million pending operations 16 bytes each.
+        directory.reserve(stored.operations.count, headroom: false)
         for entry in stored.operations {
             let id = entry.operation.id
             // One probe per operation: a million random ids are a million cache misses, so never probe twice.
