@@ -42,6 +42,44 @@ struct IdentityAndCommitTests {
         }
     }
 
+    @Test("S2/S16: commits beside running workers with no retention keep every outcome and forget every finished id")
+    func commitsBesideWorkersWithoutRetention() async throws {
+        let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            let committed = try await withThrowingTaskGroup(of: [(CallOperation, CallHandle)].self) { group in
+                for task in 0..<4 {
+                    group.addTask {
+                        var committed: [(CallOperation, CallHandle)] = []
+                        for commit in 0..<25 {
+                            let operations = (0..<40).map { number in
+                                CallOperation(kind: .echo, payload: Data("\(task)-\(commit)-\(number)".utf8))
+                            }
+                            committed += zip(operations, try await point.enqueue(operations))
+                        }
+                        return committed
+                    }
+                }
+                var all: [(CallOperation, CallHandle)] = []
+                for try await committed in group { all += committed }
+                return all
+            }
+            #expect(committed.count == 4_000)
+            for (operation, handle) in committed {
+                #expect(try await handle.value == operation.payload)
+            }
+            // The next commit forgets every operation finished before it; an id forgotten and enqueued anew runs anew.
+            let (first, _) = try #require(committed.first)
+            _ = try await point.enqueue(CallOperation(kind: .noop)).outcome
+            try await point.enqueue(CallOperation(kind: .noop))
+            #expect(committed.allSatisfy { point.status(of: $0.0.id) == nil })
+            #expect(throws: RelayError.self) { try point.handle(for: first.id) }
+            let again = try await point.enqueue(first)
+            #expect(try await again.value == first.payload)
+            #expect(point.metrics().total.completed >= 4_002)
+        }
+    }
+
     @Test("S1: every operation has a UUID, and a handle re-attaches by id")
     func handleReattaches() async throws {
         try await withManualPoint { point, _ in
