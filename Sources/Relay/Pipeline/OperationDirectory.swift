@@ -34,11 +34,7 @@ struct OperationDirectory: Sendable {
     /// The slot of a known operation.
     func slot(of id: UUID) -> Int32? {
         assert(isPresent, "the directory is lent out")
-        return slot(of: id, hash: OperationIndex.hash(id))
-    }
-
-    func slot(of id: UUID, hash: UInt32) -> Int32? {
-        if case .found(let slot) = probe(id, hash: hash) { return slot }
+        if case .found(let slot) = probe(id, hash: OperationIndex.hash(id)) { return slot }
         return nil
     }
 

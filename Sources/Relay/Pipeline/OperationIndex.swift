@@ -2,11 +2,11 @@ import Foundation
 
 /// Maps operation ids to slot numbers with open addressing and linear probing.
 ///
-/// Every enqueue looks an id up, and new ids are random, so the lookup is a cache miss; the table is built to make
-/// that miss cheap. Each entry is 8 bytes, a 32-bit hash of the id and the slot number, so the table stays small;
-/// the id itself lives in the operation, which the caller checks on the rare hash match. The hash mixes the id's
-/// bits with a per-process seed, which keeps chosen ids from colliding on purpose. Removal shifts later entries back
-/// instead of leaving tombstones, so probe runs stay short however many operations come and go.
+/// Every enqueue looks an id up, and new ids are random, so the lookup is a cache miss; the table is built to make that
+/// miss cheap. Each entry is 8 bytes, a 32-bit hash of the id and the slot number, so the table stays small; the id
+/// itself lives beside the slot number in ``OperationDirectory``, which checks it on the rare hash match. The hash
+/// mixes the id's bits with a per-process seed, which keeps chosen ids from colliding on purpose. Removal shifts later
+/// entries back instead of leaving tombstones, so probe runs stay short however many operations come and go.
 struct OperationIndex: Sendable {
     private struct Entry: Sendable {
         var hash: UInt32

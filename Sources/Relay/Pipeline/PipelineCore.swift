@@ -59,11 +59,21 @@ final class PipelineCore: Sendable {
     func transition<Value: Sendable, Failure: Error>(
         _ body: (inout PipelineStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Transition<Value> {
-        try directory.withLock { (directory) throws(Failure) -> Transition<Value> in
-            try state.withLock { (machine) throws(Failure) -> Transition<Value> in
+        try withDirectoryLent { (machine) throws(Failure) -> Transition<Value> in
+            try Self.complete(&machine, storage: storage, value: body(&machine))
+        }
+    }
+
+    /// Runs `body` under both locks, with the directory lent to the state machine for its duration.
+    @inline(__always)
+    private func withDirectoryLent<Value: Sendable, Failure: Error>(
+        _ body: (inout PipelineStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        try directory.withLock { (directory) throws(Failure) -> Value in
+            try state.withLock { (machine) throws(Failure) -> Value in
                 swap(&machine.directory, &directory)
                 defer { swap(&machine.directory, &directory) }
-                return try Self.complete(&machine, storage: storage, value: body(&machine))
+                return try body(&machine)
             }
         }
     }
@@ -256,13 +266,7 @@ final class PipelineCore: Sendable {
     // MARK: - Queries
 
     func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
-        directory.withLock { directory in
-            state.withLock { machine in
-                swap(&machine.directory, &directory)
-                defer { swap(&machine.directory, &directory) }
-                return body(machine)
-            }
-        }
+        withDirectoryLent { body($0) }
     }
 
     // MARK: - Events
