@@ -13,6 +13,25 @@ struct OperationSlot: Sendable {
         case finished
     }
 
+    /// How a finished operation ended, which is all its later dependents need; the result itself is in the record
+    /// (see ``PipelineStateMachine/result(of:)``), so that the slot stays small.
+    enum Ending: UInt8 {
+        case unfinished
+        case completed
+        case skipped
+        case failed
+        case cancelled
+
+        init(_ result: CallResult) {
+            switch result {
+            case .completed: self = .completed
+            case .skipped: self = .skipped
+            case .failed: self = .failed
+            case .cancelled: self = .cancelled
+            }
+        }
+    }
+
     static let never = Int64.min
     static let unbatched = UInt8.max
 
@@ -36,6 +55,7 @@ struct OperationSlot: Sendable {
     /// Most operations have at most one dependent (chains, fan-in), so the first is kept inline and only further ones
     /// allocate.
     var firstDependent: Int32 = -1
+    var ending = Ending.unfinished
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
@@ -47,7 +67,6 @@ struct OperationSlot: Sendable {
     var holdUntil = never
     var retryAt = never
     var worker: UInt64 = 0
-    var result: CallResult?
 }
 
 extension OperationSlot {
@@ -88,19 +107,19 @@ extension OperationSlot {
         runNanoseconds += now - lastStartedAt
     }
 
-    /// Records the operation's terminal result.
+    /// Marks the operation finished, and how it ended.
     mutating func conclude(_ result: CallResult, now: Int64) {
         phase = .finished
         token &+= 1
         finishedAt = now
-        self.result = result
+        ending = Ending(result)
         gated = false
     }
 
     /// Takes a vacated slot for a new operation: the token carries on, and every other field starts as in a new slot.
     ///
     /// Field by field, because building a new slot and assigning it copied all of it through a temporary on every
-    /// enqueued operation. ``vacate()`` left the dependents and the result empty.
+    /// enqueued operation. ``vacate()`` left the dependents empty and the ending unfinished.
     mutating func occupy(
         record: OperationRecord,
         lane: Int32,
@@ -144,7 +163,7 @@ extension OperationSlot {
         self.holdUntil = holdUntil
         guard let (result, finishedAt) = result else { return }
         phase = .finished
-        self.result = result
+        ending = Ending(result)
         self.finishedAt = finishedAt
     }
 
@@ -155,7 +174,7 @@ extension OperationSlot {
         swap(&released, &record)
         firstDependent = -1
         moreDependents = []
-        result = nil
+        ending = .unfinished
         phase = .free
         token &+= 1
         return released

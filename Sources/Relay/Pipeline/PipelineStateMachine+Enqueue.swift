@@ -199,13 +199,13 @@ extension PipelineStateMachine {
     private mutating func wire(_ slot: Int32, to target: Int32, id dependency: UUID, blocker: inout CallResult?) {
         let s = Int(slot)
         let t = Int(target)
-        guard slots[t].phase == .finished, let result = slots[t].result else {
+        guard slots[t].phase == .finished else {
             slots[t].addDependent(slot)
             slots[s].unfinishedDependencies += 1
             return
         }
         if blocker == nil, slots[s].record.operation.onDependencyFailure == .cancel,
-            let reason = Self.cancellation(afterDependency: dependency, finished: result)
+            let reason = Self.cancellation(afterDependency: dependency, ended: slots[t].ending)
         {
             blocker = .cancelled(reason)
         }
@@ -213,8 +213,13 @@ extension PipelineStateMachine {
 
     /// Why a dependent is cancelled when its dependency ended with `result`, or `nil` when it may run.
     static func cancellation(afterDependency id: UUID, finished result: CallResult) -> CallCancellation? {
-        switch result {
-        case .completed, .skipped: nil
+        cancellation(afterDependency: id, ended: OperationSlot.Ending(result))
+    }
+
+    /// ``cancellation(afterDependency:finished:)`` from how the dependency ended.
+    static func cancellation(afterDependency id: UUID, ended ending: OperationSlot.Ending) -> CallCancellation? {
+        switch ending {
+        case .unfinished, .completed, .skipped: nil
         case .failed: .dependencyFailed(id)
         case .cancelled: .dependencyCancelled(id)
         }

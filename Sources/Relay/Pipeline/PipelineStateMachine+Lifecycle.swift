@@ -148,7 +148,10 @@ extension PipelineStateMachine {
                 holdUntil: contexts.values.max() ?? OperationSlot.never,
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
-            if let result = entry.result { settle(record, .success(result)) }
+            if let result = entry.result {
+                if recording { finishedResults[number] = result }
+                settle(record, .success(result))
+            }
             if !contexts.isEmpty { holds[number] = contexts }
             restored.append(number)
         }
@@ -156,7 +159,7 @@ extension PipelineStateMachine {
         for slot in restored {
             let s = Int(slot)
             let l = Int(slots[s].lane)
-            if let result = slots[s].result {
+            if let result = result(of: slot) {
                 lanes[l].counts.countFinished(result)
                 finished.append((slots[s].finishedAt, slot))
                 continue

@@ -28,7 +28,7 @@ extension PipelineStateMachine {
         case .free:
             return nil
         case .finished:
-            guard let result = entry.result else { return nil }
+            guard let result = result(of: slot) else { return nil }
             state = .finished(result)
         case .running:
             state = .running(attempt: Int(entry.attempts))

@@ -115,6 +115,9 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
+    /// The result of each finished operation while storage keeps records, whose own records hear of it only once it
+    /// is durable; without storage records, the record holds it from the moment it finishes.
+    var finishedResults: [Int32: CallResult] = [:]
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
     var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
@@ -141,6 +144,13 @@ struct PipelineStateMachine: Sendable {
     /// The slot of a known operation.
     func lookup(_ id: UUID) -> Int32? {
         directory.slot(of: id)
+    }
+
+    /// A finished operation's result.
+    func result(of slot: Int32) -> CallResult? {
+        guard slots[Int(slot)].phase == .finished else { return nil }
+        if recording { return finishedResults[slot] }
+        return try? slots[Int(slot)].record.settledOutcome?.get()
     }
 
     /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
@@ -520,6 +530,7 @@ struct PipelineStateMachine: Sendable {
     mutating func vacate(_ slot: Int32) -> OperationRecord {
         if !holds.isEmpty { holds[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
+        if !finishedResults.isEmpty { finishedResults[slot] = nil }
         return slots[Int(slot)].vacate()
     }
 
