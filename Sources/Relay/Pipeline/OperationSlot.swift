@@ -56,6 +56,9 @@ struct OperationSlot: Sendable {
     /// allocate.
     var firstDependent: Int32 = -1
     var ending = Ending.unfinished
+    /// A hold or a retry delay may keep it waiting for a time; the times are in side tables, since few operations
+    /// have one (see ``PipelineStateMachine/notBefore(_:)``).
+    var mayWaitForTime = false
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
@@ -64,8 +67,6 @@ struct OperationSlot: Sendable {
     var lastStartedAt = never
     var runNanoseconds: Int64 = 0
     var finishedAt = never
-    var holdUntil = never
-    var retryAt = never
     var worker: UInt64 = 0
 }
 
@@ -144,8 +145,7 @@ extension OperationSlot {
         lastStartedAt = Self.never
         runNanoseconds = 0
         finishedAt = Self.never
-        holdUntil = Self.never
-        retryAt = Self.never
+        mayWaitForTime = false
         worker = 0
     }
 
@@ -153,14 +153,10 @@ extension OperationSlot {
     mutating func restore(
         attempts: Int32,
         firstStartedAt: Int64,
-        retryAt: Int64,
-        holdUntil: Int64,
         result: (CallResult, finishedAt: Int64)?
     ) {
         self.attempts = attempts
         self.firstStartedAt = firstStartedAt
-        self.retryAt = retryAt
-        self.holdUntil = holdUntil
         guard let (result, finishedAt) = result else { return }
         phase = .finished
         ending = Ending(result)

@@ -144,8 +144,6 @@ extension PipelineStateMachine {
             slots[Int(number)].restore(
                 attempts: Int32(clamping: entry.attempts),
                 firstStartedAt: entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never,
-                retryAt: entry.retryAt.map(clock.time(of:)) ?? OperationSlot.never,
-                holdUntil: contexts.values.max() ?? OperationSlot.never,
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
             if let result = entry.result {
@@ -153,6 +151,8 @@ extension PipelineStateMachine {
                 settle(record, .success(result))
             }
             if !contexts.isEmpty { holds[number] = contexts }
+            if let retryAt = entry.retryAt { retryTimes[number] = clock.time(of: retryAt) }
+            slots[Int(number)].mayWaitForTime = !contexts.isEmpty || entry.retryAt != nil
             restored.append(number)
         }
         var finished: [(finishedAt: Int64, slot: Int32)] = []

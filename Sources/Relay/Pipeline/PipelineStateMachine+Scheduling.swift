@@ -267,12 +267,14 @@ extension PipelineStateMachine {
             finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
             return
         }
-        let (retryAt, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
-        slots[s].retryAt = overflow ? Int64.max : retryAt
+        let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
+        let retryAt = overflow ? Int64.max : due
+        retryTimes[slot] = retryAt
+        slots[s].mayWaitForTime = true
         let id = slots[s].record.operation.id
-        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(slots[s].retryAt))) }
+        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }
         publish(
-            .retryScheduled(attempt: attempts, at: date(slots[s].retryAt), reason: reason),
+            .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
             operation: id,
             sequence: slots[s].record.operation.sequenceName,
             now: now

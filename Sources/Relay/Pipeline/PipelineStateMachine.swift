@@ -108,6 +108,8 @@ struct PipelineStateMachine: Sendable {
     var deadlineTimers = MinHeap<TimerEntry>()
     var attemptDeadlines: [Int32: AttemptDeadline] = [:]
     var holds: [Int32: [String?: Int64]] = [:]
+    /// When each operation whose attempt asked for a retry may run again.
+    var retryTimes: [Int32: Int64] = [:]
     var workers: [UInt64: WorkerState] = [:]
     var doomedWorkers = 0
     var nextWorkerID: UInt64 = 1
@@ -350,7 +352,7 @@ struct PipelineStateMachine: Sendable {
     mutating func reevaluate(_ slot: Int32, now: Int64) {
         let s = Int(slot)
         guard slots[s].phase == .pending, slots[s].unfinishedDependencies == 0, !slots[s].gated else { return }
-        let notBefore = max(slots[s].holdUntil, slots[s].retryAt)
+        let notBefore = notBefore(slot)
         if notBefore > now {
             scheduleTimer(slot, at: notBefore)
             return
@@ -529,6 +531,7 @@ struct PipelineStateMachine: Sendable {
     @discardableResult
     mutating func vacate(_ slot: Int32) -> OperationRecord {
         if !holds.isEmpty { holds[slot] = nil }
+        if !retryTimes.isEmpty { retryTimes[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
         if !finishedResults.isEmpty { finishedResults[slot] = nil }
         return slots[Int(slot)].vacate()
@@ -601,6 +604,18 @@ struct PipelineStateMachine: Sendable {
 
     // MARK: - Holds
 
+    /// The time before which an operation must not start: the end of its latest hold or its retry delay.
+    @inline(__always)
+    func notBefore(_ slot: Int32) -> Int64 {
+        guard slots[Int(slot)].mayWaitForTime else { return OperationSlot.never }
+        return max(holdUntil(slot), retryTimes[slot] ?? OperationSlot.never)
+    }
+
+    /// The end of an operation's latest hold.
+    func holdUntil(_ slot: Int32) -> Int64 {
+        holds[slot]?.values.max() ?? OperationSlot.never
+    }
+
     mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
         guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
@@ -612,7 +627,7 @@ struct PipelineStateMachine: Sendable {
         var contexts = holds[slot] ?? [:]
         contexts[context] = until
         holds[slot] = contexts.isEmpty ? nil : contexts
-        slots[s].holdUntil = contexts.values.max() ?? OperationSlot.never
+        slots[s].mayWaitForTime = !contexts.isEmpty || retryTimes[slot] != nil
         if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
             .held(until: until.map { date($0) }, context: context),
@@ -620,7 +635,7 @@ struct PipelineStateMachine: Sendable {
             sequence: slots[s].record.operation.sequenceName,
             now: now
         )
-        if slots[s].phase == .ready && slots[s].holdUntil > now {
+        if slots[s].phase == .ready && holdUntil(slot) > now {
             slots[s].phase = .pending
             slots[s].token &+= 1
             lanes[Int(slots[s].lane)].readyCount -= 1
