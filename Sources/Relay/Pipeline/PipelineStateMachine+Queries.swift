@@ -53,8 +53,9 @@ extension PipelineStateMachine {
             return .executorNotRegistered(slots[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
-        let (holdUntil, retryAt) = (holdUntil(Int32(s)), retryTimes[Int32(s)] ?? OperationSlot.never)
-        if holdUntil > now && holdUntil >= retryAt { return .held(until: date(holdUntil)) }
+        let heldUntil = holdUntil(Int32(s))
+        let retryAt = retryTimes[Int32(s)] ?? OperationSlot.never
+        if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
         if suspensionCount > 0 || lane.suspensionCount > 0 { return .suspended }
