@@ -6,11 +6,12 @@ import Synchronization
     import Darwin
 #endif
 
-/// The pipeline's lock: a test-and-test-and-set spin lock that yields the processor while it waits.
+/// The pipeline's locks, over its state machine and over its directory of ids: a test-and-test-and-set spin lock that
+/// yields the processor while it waits.
 ///
-/// The critical sections it guards last well under a microsecond, so a waiter does better to spin than to sleep in
-/// the kernel, as `Mutex` does on Linux with a priority-inheriting futex that costs a system call on every
-/// contended acquisition.
+/// The critical sections it guards cost well under a microsecond per operation, so a waiter does better to spin than
+/// to sleep in the kernel, as `Mutex` does on Linux with a priority-inheriting futex that costs a system call on every
+/// contended acquisition; one that waits long, behind a large commit, yields the processor now and then.
 ///
 /// Audited: the only `@unchecked Sendable` in Relay. `state` is read and written only inside `withLock`, between an
 /// acquiring compare-exchange and a releasing store of `held`, so no two threads ever touch it at once.
