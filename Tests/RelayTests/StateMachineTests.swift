@@ -465,7 +465,7 @@ struct StateMachineTests {
         var generator = SplitMix64(seed: 11)
         var live: [Int32] = []
         func find(_ id: UUID) -> OperationIndex.Probe {
-            index.probe(id) { idOfSlot[$0] == id }
+            index.probe(id, hash: OperationIndex.hash(id)) { idOfSlot[$0] == id }
         }
         for step in Int32(0)..<20_000 {
             if live.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {

@@ -49,13 +49,8 @@ struct OperationIndex: Sendable {
         case vacant(bucket: Int, hash: UInt32)
     }
 
-    /// Finds `id`, asking `holds` to confirm a slot whose hash matches; a vacant answer stays valid until the table
-    /// next changes.
-    func probe(_ id: UUID, holds: (Int32) -> Bool) -> Probe {
-        probe(id, hash: Self.hash(id), holds: holds)
-    }
-
-    /// ``probe(_:holds:)`` with the id's ``hash(_:)`` computed already.
+    /// Finds `id`, whose ``hash(_:)`` is `hash`, asking `holds` to confirm a slot whose hash matches; a vacant answer
+    /// stays valid until the table next changes.
     func probe(_ id: UUID, hash: UInt32, holds: (Int32) -> Bool) -> Probe {
         var bucket = Int(hash) & mask
         while true {
@@ -66,7 +61,7 @@ struct OperationIndex: Sendable {
         }
     }
 
-    /// Inserts at a bucket that ``probe(_:holds:)`` just reported vacant; call ``reserve(_:)`` first.
+    /// Inserts at a bucket that ``probe(_:hash:holds:)`` just reported vacant; call ``reserve(_:headroom:)`` first.
     mutating func insert(_ slot: Int32, hash: UInt32, at bucket: Int) {
         entries[bucket] = Entry(hash: hash, slot: slot)
         count += 1

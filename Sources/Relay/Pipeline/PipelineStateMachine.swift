@@ -503,7 +503,8 @@ struct PipelineStateMachine: Sendable {
 
     /// Forgets up to `limit` operations whose retention window has passed, oldest first; returns whether more remain.
     ///
-    /// The limit keeps each critical section short however large the backlog.
+    /// The limit keeps each critical section short however large the backlog. ``PipelineCore`` runs the two halves
+    /// apart, ``expire(now:limit:)`` under the state machine's lock and the directory's release after it.
     @discardableResult
     mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
         let (expired, more) = expire(now: now, limit: limit)
