@@ -70,7 +70,7 @@ public final class ManualClock: Clock, Sendable {
         var now: Instant
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 1
-        var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var sleeperWaiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Mutex<State>
@@ -149,15 +149,29 @@ public final class ManualClock: Clock, Sendable {
 
     /// Returns once at least `count` tasks sleep on the clock, for example the DataPoint's timer.
     ///
+    /// - Important: Cancelling the waiting task ends the wait early, so that a test's time limit ends a wait for a
+    ///   sleeper that never comes.
     /// - Parameter count: How many sleepers to wait for.
     public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                guard state.sleepers.count < count else { return true }
-                state.sleeperWaiters.append((count, continuation))
-                return false
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    guard !Task.isCancelled, state.sleepers.count < count else { return true }
+                    state.sleeperWaiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.sleeperWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleeperWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 

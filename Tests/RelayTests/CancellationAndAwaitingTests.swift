@@ -175,6 +175,30 @@ struct CancellationAndAwaitingTests {
         try await point.run()
     }
 
+    @Test("S16: a DataPoint that goes quiet forgets each finished operation once its own window has passed")
+    func quietDataPointForgets() async throws {
+        let configuration = DataPoint.Configuration(retention: .seconds(10), shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, clock in
+            let older = try await point.enqueue(CallOperation(kind: .echo, payload: Data("older".utf8)))
+            _ = try await older.value
+            // The timer loop sleeps until the end of the older operation's window.
+            await clock.waitForSleepers(1)
+            clock.advance(by: .seconds(5))
+            let younger = try await point.enqueue(CallOperation(kind: .noop))
+            _ = try await younger.value
+
+            // No commit follows: the timer loop forgets the older operation, then sleeps until the younger one's
+            // window ends.
+            clock.advance(by: .seconds(6))
+            await clock.waitForSleepers(1)
+            #expect(older.status == nil)
+            #expect(younger.status?.state == .finished(.completed(Data())))
+            let reattach = #expect(throws: RelayError.self) { try point.handle(for: older.id) }
+            #expect(reattach?.code == .unknownOperation)
+            #expect(try await older.value == Data("older".utf8))
+        }
+    }
+
     @Test("S12: a live handle keeps its outcome past the retention window; re-attaching then is a typed error")
     func retentionAndHandles() async throws {
         let configuration = DataPoint.Configuration(retention: .seconds(10), shutdownGracePeriod: .zero)
@@ -185,7 +209,7 @@ struct CancellationAndAwaitingTests {
             _ = try await handle.value
             #expect(try point.handle(for: handle.id).id == handle.id)
             clock.advance(by: .seconds(11))
-            // The pipeline forgets finished operations lazily, at the next commit.
+            // A commit forgets the finished operations whose window has passed, if the timer loop has not yet.
             try await point.enqueue(CallOperation(kind: .noop))
             #expect(handle.status == nil)
             #expect(try await handle.value == Data("kept".utf8))

@@ -219,6 +219,34 @@ struct StateMachineTests {
         #expect(record == nil)
     }
 
+    @Test("S16: the first finished operation arms the timer for the end of its window; sweeps come a gap apart")
+    func retentionArmsTheTimer() throws {
+        var (machine, _) = try self.machine()
+        let operations = (0..<2).map { _ in CallOperation(kind: "noop") }
+        try machine.enqueue(operations, now: 0)
+        #expect(machine.timerPlan() == .wait(generation: machine.timerGeneration))
+
+        // The retention window is one second. The first operation to finish rearms the timer; the second, whose
+        // window ends later, does not.
+        let before = machine.timerGeneration
+        _ = try machine.cancel(operations[0].id, now: 0)
+        #expect(machine.timerGeneration == before + 1)
+        #expect(machine.timerPlan() == .sleep(until: 1_000_000_000, generation: machine.timerGeneration))
+        _ = try machine.cancel(operations[1].id, now: 500_000_000)
+        #expect(machine.timerGeneration == before + 1)
+
+        // A sweep at the first window's end forgets only the first; the next comes a gap later, not at the second
+        // window's end, half a second on.
+        var more = machine.evictExpired(now: 1_000_000_000)
+        #expect(!more)
+        #expect(operations.map { machine.lookup($0.id) == nil } == [true, false])
+        #expect(machine.timerPlan() == .sleep(until: 2_000_000_000, generation: machine.timerGeneration))
+        more = machine.evictExpired(now: 2_000_000_000)
+        #expect(!more)
+        #expect(machine.lookup(operations[1].id) == nil)
+        #expect(machine.timerPlan() == .wait(generation: machine.timerGeneration))
+    }
+
     @Test("S16: eviction forgets at most its limit at a time, oldest first, and tells whether more remain")
     func evictionInSteps() throws {
         var (machine, _) = try self.machine()

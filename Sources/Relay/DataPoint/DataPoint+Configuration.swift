@@ -2,6 +2,9 @@ extension DataPoint {
     /// Limits and policies of a DataPoint.
     public struct Configuration: Sendable {
         /// How long terminal outcomes are kept so that handles can still read them; an hour by default.
+        ///
+        /// Once an operation's window has passed, the next commit forgets it; when no commit comes, the DataPoint's
+        /// timer does, within about a second. A live ``CallHandle`` keeps its outcome either way.
         public var retention: Duration
         /// The largest payload an operation may carry; 16 MiB by default.
         public var maximumPayloadSize: Int

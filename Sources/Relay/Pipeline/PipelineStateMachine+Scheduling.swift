@@ -376,7 +376,7 @@ extension PipelineStateMachine {
         if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
         for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
         if lanes[l].algorithm == .commitGraph { commitFinished(slots[s].snapshot, lane: l, now: now) }
-        retained.append((now, slot))
+        retain(slot, finishedAt: now)
     }
 
     /// Tells a dependent that one of its dependencies ended: it counts down, or is cancelled with it.

@@ -117,6 +117,8 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
+    /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
+    var lastSweep: Int64 = 0
     /// The result of each finished operation while storage keeps records, whose own records hear of it only once it
     /// is durable; without storage records, the record holds it from the moment it finishes.
     var finishedResults: [Int32: CallResult] = [:]
@@ -472,6 +474,7 @@ struct PipelineStateMachine: Sendable {
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
+        if let sweep = nextSweep { deadline = min(deadline ?? sweep, sweep) }
         armedDeadline = deadline
         if let deadline { return .sleep(until: deadline, generation: timerGeneration) }
         return .wait(generation: timerGeneration)
@@ -515,6 +518,7 @@ struct PipelineStateMachine: Sendable {
     /// The state machine's half of ``evictExpired(now:limit:)``: vacates the expired operations' slots and returns
     /// them, for the directory to forget their ids and free the slots, and whether more remain.
     mutating func expire(now: Int64, limit: Int) -> (slots: [Int32], more: Bool) {
+        lastSweep = max(lastSweep, now)
         let deadline = now - limits.retention
         var expired: [Int32] = []
         while expired.count < limit, let entry = retained.first, entry.finishedAt <= deadline {
@@ -526,6 +530,30 @@ struct PipelineStateMachine: Sendable {
         for slot in expired { effects.released.append(vacate(slot)) }
         guard let oldest = retained.first else { return (expired, false) }
         return (expired, oldest.finishedAt <= deadline)
+    }
+
+    /// How long the timer loop lets finished operations whose window has passed wait for a commit to forget them:
+    /// a stream of finishing operations wakes it about once per gap rather than once per operation.
+    static let sweepGap: Int64 = 1_000_000_000
+
+    /// When the timer loop next forgets finished operations, or `nil` while none is retained or the window outlasts
+    /// the clock.
+    ///
+    /// That is once the oldest one's retention window has passed, and no sooner than ``sweepGap`` after the last time
+    /// any were forgotten.
+    var nextSweep: Int64? {
+        guard let oldest = retained.first else { return nil }
+        let (due, overflow) = oldest.finishedAt.addingReportingOverflow(limits.retention)
+        guard !overflow else { return nil }
+        return max(due, lastSweep &+ Self.sweepGap)
+    }
+
+    /// Keeps an operation that just finished until its retention window passes, and wakes the timer loop when the
+    /// operation is the only one retained, so that a DataPoint that goes quiet still forgets it.
+    mutating func retain(_ slot: Int32, finishedAt now: Int64) {
+        retained.append((now, slot))
+        guard retained.count == 1, let sweep = nextSweep, armedDeadline.map({ sweep < $0 }) ?? true else { return }
+        rearmTimer()
     }
 
     /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
