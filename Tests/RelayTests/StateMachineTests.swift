@@ -219,7 +219,7 @@ struct StateMachineTests {
         #expect(record == nil)
     }
 
-    @Test("S16: the first finished operation arms the timer for the end of its window; sweeps come a gap apart")
+    @Test("S16: the first finished operation arms the timer for its window's end; sweeps come when due, a gap apart")
     func retentionArmsTheTimer() throws {
         var (machine, _) = try self.machine()
         let operations = (0..<2).map { _ in CallOperation(kind: "noop") }
@@ -234,6 +234,11 @@ struct StateMachineTests {
         #expect(machine.timerPlan() == .sleep(until: 1_000_000_000, generation: machine.timerGeneration))
         _ = try machine.cancel(operations[1].id, now: 500_000_000)
         #expect(machine.timerGeneration == before + 1)
+        // A wake before the sweep is due, such as that rearm, forgets nothing.
+        var due = machine.fireTimers(now: 500_000_000)
+        #expect(!due)
+        due = machine.fireTimers(now: 1_000_000_000)
+        #expect(due)
 
         // A sweep at the first window's end forgets only the first; the next comes a gap later, not at the second
         // window's end, half a second on.

@@ -83,7 +83,8 @@ extension PipelineCore {
 
     // MARK: - Timers
 
-    /// Sleeps on the injected clock until the earliest hold, retry or shutdown deadline, and fires it.
+    /// Sleeps on the injected clock until the earliest hold, retry, attempt or shutdown deadline, or the next sweep of
+    /// finished operations whose retention window has passed, and fires it.
     private func runTimers() async {
         while !Task.isCancelled {
             switch transition({ $0.timerPlan() }).value {
@@ -101,8 +102,11 @@ extension PipelineCore {
             }
             guard !Task.isCancelled else { return }
             let now = clock.now
-            try? await acknowledge(transition { $0.fireTimers(now: now) })
-            evictExpired()
+            let fired = transition { $0.fireTimers(now: now) }
+            try? await acknowledge(fired)
+            // Not on every wake: a stream of finishing operations rearms the loop, and forgetting each as it
+            // finishes would compete with the work itself.
+            if fired.value { evictExpired() }
         }
     }
 

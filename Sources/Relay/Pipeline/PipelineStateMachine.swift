@@ -487,7 +487,9 @@ struct PipelineStateMachine: Sendable {
         return false
     }
 
-    mutating func fireTimers(now: Int64) {
+    /// Fires every timer that is due, and returns whether the sweep of finished operations is due too.
+    @discardableResult
+    mutating func fireTimers(now: Int64) -> Bool {
         armedDeadline = nil
         while let top = timers.min, top.deadline <= now {
             _ = timers.popMin()
@@ -500,6 +502,7 @@ struct PipelineStateMachine: Sendable {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
         }
+        return nextSweep.map { $0 <= now } ?? false
     }
 
     // MARK: - Retention
