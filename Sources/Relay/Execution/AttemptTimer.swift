@@ -1,13 +1,14 @@
 /// Puts an attempt's deadline on the pipeline's timer loop, for ``CallContext/withTimeout(_:_:)``.
 struct AttemptTimer: Sendable {
-    let core: PipelineCore
-    let worker: UInt64
+    let link: WorkerLink
     let slot: Int32
+
+    private var core: PipelineCore { link.core }
 
     func run<Value>(_ timeout: Duration, _ body: () async throws -> Value) async throws -> Value? {
         let now = core.clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(timeout, .zero).relayNanoseconds)
-        let (worker, slot) = (self.worker, self.slot)
+        let (worker, slot) = (link.worker, self.slot)
         let armed = core.workerTransition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
         armed.effects.perform()
         let value: Value

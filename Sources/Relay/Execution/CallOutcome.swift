@@ -28,16 +28,17 @@ public struct CallContext: Sendable, Hashable {
     public let startedAt: Date
     let operationID: UUID
     private let explicitIdempotencyKey: String?
-    /// Set by the worker that runs the attempt.
-    var recorder: AttemptRecorder?
-    /// Set by the worker that runs the attempt.
-    var timer: AttemptTimer?
+    /// The worker that runs the attempt, and the slot the attempt's operation holds.
+    let link: WorkerLink
+    let slot: Int32
 
-    init(attempt: Int, startedAt: Date, operation: CallOperation) {
+    init(attempt: Int, startedAt: Date, operation: borrowing CallOperation, link: WorkerLink, slot: Int32) {
         self.attempt = attempt
         self.startedAt = startedAt
         operationID = operation.id
         explicitIdempotencyKey = operation.explicitIdempotencyKey
+        self.link = link
+        self.slot = slot
     }
 
     /// The operation's idempotency key, the same across attempts and restarts.
@@ -54,7 +55,7 @@ public struct CallContext: Sendable, Hashable {
     public func report(_ report: AttemptReport) {
         var report = report
         report.attempt = attempt
-        recorder?.record(report, for: operationID)
+        link.recorder.record(report, for: operationID)
     }
 
     /// Runs `body` under a deadline on the DataPoint's clock, and returns `nil` when the deadline cuts it short.
@@ -81,8 +82,7 @@ public struct CallContext: Sendable, Hashable {
     /// - Returns: What `body` returned, or `nil` when the deadline passed first.
     /// - Throws: What `body` threw before the deadline.
     public func withTimeout<Value>(_ timeout: Duration, _ body: () async throws -> Value) async throws -> Value? {
-        guard let timer else { return try await body() }
-        return try await timer.run(timeout, body)
+        try await AttemptTimer(link: link, slot: slot).run(timeout, body)
     }
 
     /// Whether two contexts describe the same attempt.

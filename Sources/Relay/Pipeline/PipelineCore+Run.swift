@@ -170,7 +170,7 @@ extension PipelineCore {
     /// doubles after each fast batch; one slow operation sets it back to one, so that operations that wait on I/O
     /// keep a worker each and run side by side.
     private func workerLoop(_ worker: UInt64, lane: Int32, batch: WorkerBatch) async {
-        let recorder = AttemptRecorder()
+        let link = WorkerLink(core: self, worker: worker)
         var claimWake = true
         var limit = 1
         var sinceYield = 0
@@ -209,14 +209,13 @@ extension PipelineCore {
                 // the clock, read twice per operation, would cost more than the rest of the loop.
                 let timed = limit < Self.batchLimit || !jobs.isEmpty
                 let began = timed ? ContinuousClock.now : nil
-                ends.append(.init(slot: job.slot, end: await execute(job, worker: worker, recorder: recorder)))
+                ends.append(.init(slot: job.slot, end: await execute(job, link: link)))
                 for (index, claimed) in jobs.enumerated() {
                     guard Self.goesOn(after: ends[index].end), batch.mayRun(index + 1) else {
                         ends.append(.init(slot: claimed.slot, end: .returned))
                         continue
                     }
-                    ends.append(
-                        .init(slot: claimed.slot, end: await execute(claimed, worker: worker, recorder: recorder)))
+                    ends.append(.init(slot: claimed.slot, end: await execute(claimed, link: link)))
                 }
                 if let began {
                     let fast = ContinuousClock.now - began < Self.fastOperation * ends.count
@@ -278,21 +277,19 @@ extension PipelineCore {
 
     private func execute(
         _ job: PipelineStateMachine.Job,
-        worker: UInt64,
-        recorder: AttemptRecorder
+        link: WorkerLink
     ) async -> PipelineStateMachine.AttemptEnd {
-        var context = CallContext(
-            attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation)
-        context.recorder = recorder
-        context.timer = AttemptTimer(core: self, worker: worker, slot: job.slot)
+        let context = CallContext(
+            attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation, link: link,
+            slot: job.slot)
         do {
             let outcome = try await job.executor.execute(job.record.operation, context: context)
-            guard let report = recorder.take(for: context.operationID, attempt: context.attempt) else {
+            guard let report = link.recorder.take(for: context.operationID, attempt: context.attempt) else {
                 return .outcome(outcome)
             }
             return .reported(outcome, report)
         } catch {
-            _ = recorder.take(for: context.operationID, attempt: context.attempt)
+            _ = link.recorder.take(for: context.operationID, attempt: context.attempt)
             let reason = String(describing: error)
             return Task.isCancelled ? .interrupted(reason) : .error(reason)
         }
