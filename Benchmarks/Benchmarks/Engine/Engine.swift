@@ -39,9 +39,9 @@ let benchmarks: @Sendable () -> Void = {
         ) { benchmark in
             let times = try await onEveryCore {
                 try await withPoint(bunchSize: width) { point in
-                    try await enqueueAndAwait(independentOperations(count), on: point)
+                    try await enqueueAndAwait(commits(independentOperations(count)), on: point)
                     return try await PairedMeasurement.alternate {
-                        let measured = independentOperations(count)
+                        let measured = commits(independentOperations(count))
                         return try await timed { try await enqueueAndAwait(measured, on: point) }
                     } second: {
                         await timed { await taskGroupBaseline(count, width: width) }
@@ -71,10 +71,10 @@ let benchmarks: @Sendable () -> Void = {
         let count = 100_000
         let (commit, run) = try await onEveryCore {
             try await withPoint(bunchSize: 64) { point in
-                try await enqueueAndAwait(independentOperations(count), on: point)
-                let measured = independentOperations(count)
+                try await enqueueAndAwait(commits(independentOperations(count)), on: point)
+                let measured = commits(independentOperations(count))
                 try await point.suspend()
-                var handles: [CallHandle] = []
+                var handles: [[CallHandle]] = []
                 let commit = try await timed { handles = try await enqueue(measured, on: point) }
                 let run = try await timed {
                     try await point.resume()
@@ -105,14 +105,14 @@ let benchmarks: @Sendable () -> Void = {
             let times = try await onEveryCore {
                 try await withPoint(bunchSize: 1) { point in
                     // One unmeasured round of each shape first, as a long-running service's DataPoint would have had.
-                    try await enqueueAndAwait(chain(count), on: point, commitSize: count)
-                    try await enqueueAndAwait(independentOperations(count), on: point, commitSize: count)
+                    try await enqueueAndAwait([chain(count)], on: point)
+                    try await enqueueAndAwait([independentOperations(count)], on: point)
                     return try await PairedMeasurement.alternate {
-                        let measured = independentOperations(count)
-                        return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
+                        let measured = [independentOperations(count)]
+                        return try await timed { try await enqueueAndAwait(measured, on: point) }
                     } second: {
-                        let measured = chain(count)
-                        return try await timed { try await enqueueAndAwait(measured, on: point, commitSize: count) }
+                        let measured = [chain(count)]
+                        return try await timed { try await enqueueAndAwait(measured, on: point) }
                     }
                 }
             }
@@ -189,8 +189,8 @@ let benchmarks: @Sendable () -> Void = {
             benchmark in
             try await benchmark.measureRate(count: operations * 3) {
                 try await withPoint(bunchSize: 64) { point in
-                    try await enqueueAndAwait(independentOperations(operations), on: point)
-                    let batch = independentOperations(operations)
+                    try await enqueueAndAwait(commits(independentOperations(operations)), on: point)
+                    let batch = commits(independentOperations(operations))
                     let stream = point.events()
                     return try await timed {
                         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -220,7 +220,7 @@ let benchmarks: @Sendable () -> Void = {
                     point in
                     point.register(NoWorkExecutor(), for: noop)
                     try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 64))
-                    let operations = independentOperations(count)
+                    let operations = commits(independentOperations(count))
                     return try await timed { try await enqueueAndAwait(operations, on: point) }
                 }
             }

@@ -60,9 +60,9 @@ func warmRound<Measured>(
 ) async throws -> Measured {
     try await withPoint(bunchSize: bunchSize) { point in
         try await prepare(point)
-        try await enqueueAndAwait(operations(), on: point, commitSize: commitSize)
-        let measured = operations()
-        return try await measure { try await enqueueAndAwait(measured, on: point, commitSize: commitSize) }
+        try await enqueueAndAwait(commits(operations(), size: commitSize), on: point)
+        let measured = commits(operations(), size: commitSize)
+        return try await measure { try await enqueueAndAwait(measured, on: point) }
     }
 }
 
@@ -93,29 +93,38 @@ func chain(_ count: Int) -> [CallOperation] {
     return operations
 }
 
-/// Enqueues in commits of `commitSize` and awaits every outcome.
-func enqueueAndAwait(_ operations: [CallOperation], on point: DataPoint, commitSize: Int = 1000) async throws {
-    try await awaitCompletion(of: enqueue(operations, on: point, commitSize: commitSize))
+/// Operations split into commits of `size`: the arrays a caller enqueues one at a time, made before any timing starts,
+/// as the operations themselves are.
+func commits(_ operations: [CallOperation], size: Int = 1000) -> [[CallOperation]] {
+    stride(from: 0, to: operations.count, by: size).map { start in
+        Array(operations[start..<min(start + size, operations.count)])
+    }
 }
 
-/// Enqueues in commits of `commitSize` and returns the handles.
-func enqueue(_ operations: [CallOperation], on point: DataPoint, commitSize: Int = 1000) async throws -> [CallHandle] {
-    var handles: [CallHandle] = []
-    handles.reserveCapacity(operations.count)
-    var start = 0
-    while start < operations.count {
-        let end = min(start + commitSize, operations.count)
-        handles += try await point.enqueue(Array(operations[start..<end]))
-        start = end
+/// Enqueues each commit and awaits every outcome.
+func enqueueAndAwait(_ commits: [[CallOperation]], on point: DataPoint) async throws {
+    try await awaitCompletion(of: enqueue(commits, on: point))
+}
+
+/// Enqueues each commit and returns its handles, each commit's as `enqueue` returned them.
+func enqueue(_ commits: [[CallOperation]], on point: DataPoint) async throws -> [[CallHandle]] {
+    var handles: [[CallHandle]] = []
+    handles.reserveCapacity(commits.count)
+    for commit in commits {
+        handles.append(try await point.enqueue(commit))
     }
     return handles
 }
 
 /// Awaits every outcome.
-func awaitCompletion(of handles: [CallHandle]) async throws {
-    for handle in handles {
-        // A benchmark that quietly stopped early would report a fiction; fail loudly instead.
-        guard case .completed = try await handle.outcome else { fatalError("operation \(handle.id) did not complete") }
+func awaitCompletion(of handles: [[CallHandle]]) async throws {
+    for commit in handles {
+        for handle in commit {
+            // A benchmark that quietly stopped early would report a fiction; fail loudly instead.
+            guard case .completed = try await handle.outcome else {
+                fatalError("operation \(handle.id) did not complete")
+            }
+        }
     }
 }
 
