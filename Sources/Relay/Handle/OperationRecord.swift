@@ -42,11 +42,6 @@ final class OperationRecord: Sendable {
         self.operation = operation
     }
 
-    /// A record for slots that hold nothing.
-    static let vacant = OperationRecord(
-        operation: CallOperation(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), kind: "")
-    )
-
     var id: UUID { operation.id }
 
     /// The outcome if it is settled, read without suspending.

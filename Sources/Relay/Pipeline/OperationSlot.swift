@@ -38,8 +38,9 @@ struct OperationSlot: Sendable {
     // Fields are ordered so that the small ones fill each other's padding: a million pending operations keep a
     // million slots.
 
-    /// The operation and its outcome, shared with handles.
-    var record: OperationRecord
+    /// The operation and its outcome, shared with handles; `nil` while the slot is free, so that vacating it retains
+    /// no placeholder.
+    private var occupant: OperationRecord?
     var phase: Phase = .pending
     var gated = false
     var cancelRequested = false
@@ -68,6 +69,15 @@ struct OperationSlot: Sendable {
     var runNanoseconds: Int64 = 0
     var finishedAt = never
     var worker: UInt64 = 0
+
+    init(record: OperationRecord, lane: Int32, executor: Int32, order: UInt64, snapshot: UInt64, enqueuedAt: Int64) {
+        occupant = record
+        self.lane = lane
+        self.executor = executor
+        self.order = order
+        self.snapshot = snapshot
+        self.enqueuedAt = enqueuedAt
+    }
 }
 
 extension OperationSlot {
@@ -117,6 +127,11 @@ extension OperationSlot {
         gated = false
     }
 
+    /// The operation and its outcome, shared with handles; read only while the slot holds an operation.
+    var record: OperationRecord {
+        _read { yield occupant! }
+    }
+
     /// Takes a vacated slot for a new operation: the token carries on, and every other field starts as in a new slot.
     ///
     /// Field by field, because building a new slot and assigning it copied all of it through a temporary on every
@@ -129,7 +144,7 @@ extension OperationSlot {
         snapshot: UInt64,
         enqueuedAt: Int64
     ) {
-        self.record = record
+        occupant = record
         phase = .pending
         gated = false
         cancelRequested = false
@@ -166,8 +181,7 @@ extension OperationSlot {
     /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites
     /// every other field.
     mutating func vacate() -> OperationRecord {
-        var released = OperationRecord.vacant
-        swap(&released, &record)
+        let released = occupant.take()!
         firstDependent = -1
         moreDependents = []
         ending = .unfinished
