@@ -252,6 +252,41 @@ struct StateMachineTests {
         #expect(machine.timerPlan() == .wait(generation: machine.timerGeneration))
     }
 
+    @Test("S5: a dependent cancelled before its dependency ends is forgotten after it; no other operation stands in")
+    func cancelledDependentOutlivesItsDependency() throws {
+        var (machine, lane) = try self.machine()
+        let first = CallOperation(kind: "noop")
+        let dependent = CallOperation(kind: "noop", dependencies: [first.id])
+        try machine.enqueue([first, dependent], now: 0)
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        guard
+            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        else {
+            Issue.record("expected a job")
+            return
+        }
+        let cancelled = try machine.cancel(dependent.id, now: 1)
+        #expect(cancelled)
+
+        // Its window has passed, but the running dependency still lists it: it stays, and its slot stays its own.
+        machine.evictExpired(now: 10_000_000_000)
+        #expect(machine.lookup(dependent.id) != nil)
+        #expect(machine.dependents(of: first.id) == [dependent.id])
+        let later = CallOperation(kind: "noop")
+        try machine.enqueue([later], now: 10_000_000_000)
+        let laterSlot = try #require(machine.lookup(later.id))
+        #expect(machine.lookup(dependent.id) != laterSlot)
+
+        // The dependency's end touches only the cancelled dependent, which is then forgotten like any other.
+        machine.finish(job.slot, worker: worker, end: .outcome(.completed(Data())), now: 10_000_000_001)
+        #expect(machine.slots[Int(laterSlot)].unfinishedDependencies == 0)
+        #expect(machine.status(of: later.id, now: 10_000_000_001)?.state == .pending(.ready))
+        machine.evictExpired(now: 20_000_000_000)
+        #expect(machine.lookup(dependent.id) == nil)
+        #expect(machine.lookup(first.id) == nil)
+    }
+
     @Test("S16: eviction forgets at most its limit at a time, oldest first, and tells whether more remain")
     func evictionInSteps() throws {
         var (machine, _) = try self.machine()

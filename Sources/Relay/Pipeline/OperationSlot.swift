@@ -60,6 +60,9 @@ struct OperationSlot: Sendable {
     /// A hold or a retry delay may keep it waiting for a time; the times are in side tables, since few operations
     /// have one (see ``PipelineStateMachine/notBefore(_:)``).
     var mayWaitForTime = false
+    /// Finished while a dependency still lists it (cancelled first), so the sweep passed it over: the dependency's
+    /// finish hands it back to the sweep, since a slot freed earlier could be read, or reused, as that dependent.
+    var evictionDeferred = false
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
@@ -161,6 +164,7 @@ extension OperationSlot {
         runNanoseconds = 0
         finishedAt = Self.never
         mayWaitForTime = false
+        evictionDeferred = false
         worker = 0
     }
 

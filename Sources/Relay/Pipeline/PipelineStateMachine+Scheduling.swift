@@ -388,6 +388,15 @@ extension PipelineStateMachine {
         cascade: inout [(Int32, CallResult)]
     ) {
         let d = Int(dependent)
+        guard slots[d].phase != .finished else {
+            // Cancelled before this dependency ended: it only stops counting it, and may now be forgotten.
+            slots[d].unfinishedDependencies -= 1
+            if slots[d].unfinishedDependencies == 0, slots[d].evictionDeferred {
+                slots[d].evictionDeferred = false
+                retain(dependent, finishedAt: slots[d].finishedAt)
+            }
+            return
+        }
         if slots[d].record.operation.onDependencyFailure == .cancel,
             let reason = Self.cancellation(afterDependency: id, finished: result)
         {

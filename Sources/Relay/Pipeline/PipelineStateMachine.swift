@@ -526,7 +526,12 @@ struct PipelineStateMachine: Sendable {
         var expired: [Int32] = []
         while expired.count < limit, let entry = retained.first, entry.finishedAt <= deadline {
             _ = retained.popFirst()
-            guard slots[Int(entry.slot)].phase == .finished else { continue }
+            let s = Int(entry.slot)
+            guard slots[s].phase == .finished else { continue }
+            guard slots[s].unfinishedDependencies == 0 else {
+                slots[s].evictionDeferred = true
+                continue
+            }
             expired.append(entry.slot)
         }
         effects.released.reserveCapacity(effects.released.count + expired.count)
