@@ -32,7 +32,7 @@ public struct CallContext: Sendable, Hashable {
     let link: WorkerLink
     let slot: Int32
 
-    init(attempt: Int, startedAt: Date, operation: borrowing CallOperation, link: WorkerLink, slot: Int32) {
+    init(attempt: Int, startedAt: Date, operation: CallOperation, link: WorkerLink, slot: Int32) {
         self.attempt = attempt
         self.startedAt = startedAt
         operationID = operation.id
