@@ -13,10 +13,10 @@ struct StateMachineTests {
         }
     }
 
-    private func machine() throws -> (PipelineStateMachine, Int32) {
+    private func machine(retention: Int64 = 1_000_000_000) throws -> (PipelineStateMachine, Int32) {
         var machine = PipelineStateMachine(
             origin: Date(timeIntervalSince1970: 0),
-            limits: .init(retention: 1_000_000_000, maximumPayloadSize: 1 << 20, metricsWindow: 100)
+            limits: .init(retention: retention, maximumPayloadSize: 1 << 20, metricsWindow: 100)
         )
         machine.register(Noop(), for: "noop", now: 0)
         machine.upsertLane(
@@ -217,6 +217,58 @@ struct StateMachineTests {
         #expect(record != nil)
         effects.released.removeAll()
         #expect(record == nil)
+    }
+
+    @Test("S16: with a window of zero, a worker forgets what it finishes; the directory frees it before any lookup")
+    func zeroWindowForgetsAtFinish() throws {
+        var (machine, lane) = try self.machine(retention: 0)
+        let first = CallOperation(kind: "noop")
+        let dependent = CallOperation(kind: "noop", dependencies: [first.id])
+        weak let record = try machine.enqueue([first, dependent], now: 0).first
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        let slot: Int32
+        do {
+            let next = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+            guard case .run(let job) = next else {
+                Issue.record("expected a job")
+                return
+            }
+            slot = job.slot
+        }
+        // Cancelled while its dependency runs, the dependent stays: the dependency still lists it.
+        #expect(try machine.cancel(dependent.id, now: 1))
+        #expect(machine.lookup(dependent.id) != nil)
+        _ = machine.takeEffects()
+
+        // A worker's transition runs without the directory: the slots are vacated at once, their ids wait.
+        var directory = OperationDirectory.lent
+        swap(&machine.directory, &directory)
+        machine.finish(slot, worker: worker, end: .outcome(.completed(Data())), now: 2)
+        swap(&machine.directory, &directory)
+        #expect(machine.forgotten.count == 2)
+        #expect(machine.slots[Int(slot)].phase == .free)
+        do {
+            let effects = machine.takeEffects()
+            #expect(Set(effects.released.map(\.id)) == [first.id, dependent.id])
+            effects.perform()
+            #expect(record?.settledOutcome != nil)
+        }
+        #expect(record == nil)
+
+        swap(&machine.directory, &directory)
+        machine.releaseForgotten(in: &directory)
+        swap(&machine.directory, &directory)
+        #expect(machine.forgotten.isEmpty)
+        #expect(machine.lookup(first.id) == nil)
+        #expect(machine.lookup(dependent.id) == nil)
+        // With the directory present, as in every transition that holds it, the id goes as the operation ends.
+        let next = CallOperation(kind: "noop")
+        try machine.enqueue([next], now: 3)
+        let cancelled = try machine.cancel(next.id, now: 4)
+        #expect(cancelled)
+        #expect(machine.forgotten.isEmpty)
+        #expect(machine.lookup(next.id) == nil)
     }
 
     @Test("S16: the first finished operation arms the timer for its window's end; sweeps come when due, a gap apart")

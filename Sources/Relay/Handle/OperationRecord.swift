@@ -5,6 +5,7 @@ import Synchronization
 ///
 /// Handles await the outcome here, under the record's own lock, so awaiting never contends with the scheduler, and
 /// a live handle keeps its outcome however soon the pipeline forgets the operation.
+@usableFromInline
 final class OperationRecord: Sendable {
     /// An outcome as kept: the rare error boxed, so that every record stays small.
     private enum Outcome {
@@ -44,7 +45,17 @@ final class OperationRecord: Sendable {
 
     var id: UUID { operation.id }
 
+    /// Runs an attempt of the operation on `executor`.
+    ///
+    /// The record is borrowed for the whole call, and with it the operation, so the operation reaches the executor
+    /// without a retain: a caller that read it out of the record retained its storage, whose count the committing task
+    /// changes too.
+    func attempt(on executor: any CallExecutor, context: CallContext) async throws -> CallOutcome {
+        try await executor.execute(operation, context: context)
+    }
+
     /// The outcome if it is settled, read without suspending.
+    @usableFromInline
     var settledOutcome: Result<CallResult, RelayError>? {
         state.withLock { $0.outcome?.value }
     }
@@ -52,6 +63,7 @@ final class OperationRecord: Sendable {
     /// Waits for the outcome.
     ///
     /// - Important: Cancelling the waiting task ends only this wait, with `CancellationError`.
+    @usableFromInline
     func outcome() async throws -> CallResult {
         let (known, waiter) = state.withLock { state -> (Result<CallResult, RelayError>?, UInt32) in
             if let outcome = state.outcome { return (outcome.value, 0) }

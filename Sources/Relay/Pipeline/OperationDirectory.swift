@@ -85,6 +85,12 @@ struct OperationDirectory: Sendable {
         }
     }
 
+    /// Forgets the operation in `slot`, which the state machine vacated, and frees the slot.
+    mutating func release(_ slot: Int32) {
+        index.remove(hash: entries[Int(slot)].hash, slot: slot)
+        freeSlots.append(slot)
+    }
+
     /// Forgets the operations in `slots`, which the state machine vacated, and frees their slots.
     mutating func release(_ slots: [Int32]) {
         guard !slots.isEmpty else { return }

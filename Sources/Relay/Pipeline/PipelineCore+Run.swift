@@ -176,13 +176,15 @@ extension PipelineCore {
         var sinceYield = 0
         var jobs: [PipelineStateMachine.Job] = []
         var ends: [PipelineStateMachine.EndedAttempt] = []
+        var released: [OperationRecord] = []
         jobs.reserveCapacity(Self.batchLimit)
         ends.reserveCapacity(Self.batchLimit)
+        released.reserveCapacity(Self.batchLimit)
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
-            let step = workerTransition { machine in
+            let step = workerTransition(released: &released) { machine in
                 let next =
                     ends.isEmpty
                     ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
@@ -197,6 +199,7 @@ extension PipelineCore {
                 return next
             }
             ends.removeAll(keepingCapacity: true)
+            released.removeAll(keepingCapacity: true)
             claimWake = false
             if step.ticket != .durable {
                 try? await acknowledge(step)
@@ -283,7 +286,7 @@ extension PipelineCore {
             attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation, link: link,
             slot: job.slot)
         do {
-            let outcome = try await job.executor.execute(job.record.operation, context: context)
+            let outcome = try await job.record.attempt(on: job.executor, context: context)
             guard let report = link.recorder.take(for: context.operationID, attempt: context.attempt) else {
                 return .outcome(outcome)
             }

@@ -71,6 +71,7 @@ final class PipelineCore: Sendable {
     ) throws(Failure) -> Value {
         try directory.withLock { (directory) throws(Failure) -> Value in
             try state.withLock { (machine) throws(Failure) -> Value in
+                machine.releaseForgotten(in: &directory)
                 swap(&machine.directory, &directory)
                 defer { swap(&machine.directory, &directory) }
                 return try body(&machine)
@@ -84,6 +85,22 @@ final class PipelineCore: Sendable {
         _ body: (inout PipelineStateMachine) -> Value
     ) -> Transition<Value> {
         state.withLock { machine in Self.complete(&machine, storage: storage, value: body(&machine)) }
+    }
+
+    /// A worker's transition that swaps the records the state machine let go of into `released`, the worker's own
+    /// buffer, whose spare capacity takes their place: workers forget operations as they finish them (see
+    /// ``PipelineStateMachine/retain(_:finishedAt:)``), and handing those records out with the other effects allocated
+    /// a fresh array on every batch.
+    @inline(__always)
+    func workerTransition<Value: Sendable>(
+        released: inout [OperationRecord],
+        _ body: (inout PipelineStateMachine) -> Value
+    ) -> Transition<Value> {
+        state.withLock { machine in
+            let value = body(&machine)
+            swap(&machine.effects.released, &released)
+            return Self.complete(&machine, storage: storage, value: value)
+        }
     }
 
     /// Hands a transition's records to storage and takes its effects, still under the lock.
@@ -147,6 +164,7 @@ final class PipelineCore: Sendable {
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
         let applied = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit> in
+            state.withLock { $0.releaseForgotten(in: &directory) }
             let admission = directory.admit(operations, preparation: preparation)
             do throws(RelayError) {
                 let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit> in
@@ -180,7 +198,8 @@ final class PipelineCore: Sendable {
         while more {
             let evicted = directory.withLock { directory -> Transition<(slots: [Int32], more: Bool)> in
                 let evicted = state.withLock { machine in
-                    Self.complete(&machine, storage: storage, value: machine.expire(now: now, limit: 256))
+                    machine.releaseForgotten(in: &directory)
+                    return Self.complete(&machine, storage: storage, value: machine.expire(now: now, limit: 256))
                 }
                 directory.release(evicted.value.slots)
                 return evicted

@@ -117,6 +117,10 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
+    /// Slots vacated as their operations finished, with a window of zero, in transitions that did not hold the
+    /// directory; their ids stay in it until the next transition that holds it releases them, before it looks
+    /// anything up (see ``releaseForgotten(in:)``).
+    var forgotten: [Int32] = []
     /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
     var lastSweep: Int64 = 0
     /// The result of each finished operation while storage keeps records, whose own records hear of it only once it
@@ -558,10 +562,39 @@ struct PipelineStateMachine: Sendable {
 
     /// Keeps an operation that just finished until its retention window passes, and wakes the timer loop when the
     /// operation is the only one retained, so that a DataPoint that goes quiet still forgets it.
+    ///
+    /// With a window of zero, the operation is forgotten at once, by whoever finished it: its slot is still in that
+    /// worker's cache, where a later sweep by the committing task would miss on every slot and record.
     mutating func retain(_ slot: Int32, finishedAt now: Int64) {
+        if limits.retention <= 0 {
+            forget(slot)
+            return
+        }
         retained.append((now, slot))
         guard retained.count == 1, let sweep = nextSweep, armedDeadline.map({ sweep < $0 }) ?? true else { return }
         rearmTimer()
+    }
+
+    /// Forgets a finished operation whose window has passed, unless a dependency still lists it; that dependency's
+    /// end forgets it then.
+    private mutating func forget(_ slot: Int32) {
+        guard slots[Int(slot)].unfinishedDependencies == 0 else {
+            slots[Int(slot)].evictionDeferred = true
+            return
+        }
+        effects.released.append(vacate(slot))
+        if directory.isPresent {
+            directory.release(slot)
+        } else {
+            forgotten.append(slot)
+        }
+    }
+
+    /// Releases in `directory`, the state machine's own while it is lent out, the slots forgotten without it.
+    mutating func releaseForgotten(in directory: inout OperationDirectory) {
+        guard !forgotten.isEmpty else { return }
+        directory.release(forgotten)
+        forgotten.removeAll(keepingCapacity: true)
     }
 
     /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
