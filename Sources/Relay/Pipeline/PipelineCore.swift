@@ -164,7 +164,7 @@ final class PipelineCore: Sendable {
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
         let applied = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit> in
-            state.withLock { $0.releaseForgotten(in: &directory) }
+            Self.releaseForgotten(in: &directory, of: state)
             let admission = directory.admit(operations, preparation: preparation)
             do throws(RelayError) {
                 let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit> in
@@ -185,6 +185,20 @@ final class PipelineCore: Sendable {
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
         if applied.value.backlog { evictExpired() }
         return applied.value.records
+    }
+
+    /// Releases in the directory the slots that workers forgot without it, taken from the state machine in a critical
+    /// section of their own: releasing them there kept every worker waiting while the index let go of each id.
+    private static func releaseForgotten(
+        in directory: inout OperationDirectory,
+        of state: StateLock<PipelineStateMachine>
+    ) {
+        var forgotten: [Int32] = []
+        swap(&forgotten, &directory.spareForgotten)
+        state.withLock { swap(&$0.forgotten, &forgotten) }
+        directory.release(forgotten)
+        forgotten.removeAll(keepingCapacity: true)
+        swap(&forgotten, &directory.spareForgotten)
     }
 
     /// Forgets the operations whose retention window has passed, a few at a time.
