@@ -543,6 +543,17 @@ struct StateMachineTests {
         #expect(!batch.shared.mayRun(1))
     }
 
+    @Test("S11: a worker cancelled through its signal, as when an attempt deadline passes, starts none of its claims")
+    func cancelSignalGivesBackClaims() throws {
+        var batch = try Batch(self, count: 3, bunchSize: 4)
+        batch.machine.signalCancel(batch.worker)
+        // The batch stops with the signal, before the worker's task hears of it; the worker then retires.
+        guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
+            Issue.record("a cancelled worker takes nothing more")
+            return
+        }
+    }
+
     @Test("S4: lowering the bunch size gives back the claimed operations that have not begun")
     func loweringTheBunchGivesBackClaims() throws {
         var batch = try Batch(self, count: 4, bunchSize: 4)

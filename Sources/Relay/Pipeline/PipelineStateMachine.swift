@@ -757,9 +757,11 @@ struct PipelineStateMachine: Sendable {
         }
     }
 
-    /// Marks a worker so it takes no further operation, and cancels its task through its cancel signal.
+    /// Marks a worker so it takes no further operation, stops its batch, and cancels its task through its cancel
+    /// signal.
     mutating func signalCancel(_ worker: UInt64) {
         guard var state = workers[worker], !state.doomed else { return }
+        state.batch.stop()
         state.doomed = true
         doomedWorkers += 1
         if let waiter = state.cancelWaiter.take() {
