@@ -252,9 +252,12 @@ extension PipelineCore {
     /// Whether a worker runs its next claimed operation after one that ended this way: not once the lane went offline,
     /// and never after an operation it gave back.
     ///
-    /// Whatever cancels a worker's task first stops its batch (see ``PipelineStateMachine/signalCancel(_:)`` and
-    /// ``PipelineStateMachine/beginStop(deadline:now:)``), which `WorkerBatch.mayRun` reads: asking the task itself,
-    /// which retains and releases it, cost 6% of P1's round for every operation a worker ran.
+    /// The pipeline stops a worker's batch whenever it cancels the worker's task or begins to stop (see
+    /// ``PipelineStateMachine/signalCancel(_:)`` and ``PipelineStateMachine/beginStop(deadline:now:)``), and
+    /// `WorkerBatch.mayRun` reads that: asking the task itself, which retains and releases it, cost 6% of P1's round
+    /// for every operation a worker ran. When the task that runs the DataPoint is cancelled, its handler begins the
+    /// stop as the cancellation reaches the workers; an operation a worker starts in between sees its task cancelled,
+    /// as a running one does.
     private static func goesOn(after end: PipelineStateMachine.AttemptEnd) -> Bool {
         switch end {
         case .outcome(.offline), .reported(.offline, _), .returned, .interrupted: return false
