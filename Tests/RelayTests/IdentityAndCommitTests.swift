@@ -80,6 +80,31 @@ struct IdentityAndCommitTests {
         }
     }
 
+    @Test("S5/S16: with no retention, a commit that depends on an operation finishing beside it runs or is refused")
+    func dependenciesOnFinishingOperationsWithoutRetention() async throws {
+        let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            var previous = CallOperation(kind: .noop)
+            var handles = [try await point.enqueue(previous)]
+            // Each commit names the operation before it, which the workers may be finishing, and forgetting, while
+            // the commit is admitted: the commit then either waits for it or finds it forgotten, never half of each.
+            for _ in 0..<2_000 {
+                let next = CallOperation(kind: .noop, dependencies: [previous.id])
+                do {
+                    handles.append(try await point.enqueue(next))
+                    previous = next
+                } catch let error as RelayError where error.code == .unknownDependency {
+                    previous = CallOperation(kind: .noop)
+                    handles.append(try await point.enqueue(previous))
+                }
+            }
+            for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
+            #expect(handles.count == 2_001)
+            #expect(point.metrics().total.completed == 2_001)
+        }
+    }
+
     @Test("S1: every operation has a UUID, and a handle re-attaches by id")
     func handleReattaches() async throws {
         try await withManualPoint { point, _ in

@@ -271,6 +271,42 @@ struct StateMachineTests {
         #expect(machine.lookup(next.id) == nil)
     }
 
+    @Test("S5/S16: a dependency forgotten while the directory admits its dependent is found out; nothing waits for it")
+    func dependencyForgottenDuringAdmission() throws {
+        var (machine, lane) = try self.machine(retention: 0)
+        let dependency = CallOperation(kind: "noop")
+        try machine.enqueue([dependency], now: 0)
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        guard
+            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        else {
+            Issue.record("expected a job")
+            return
+        }
+
+        // As a commit does: the directory admits the dependent under its own lock, and meanwhile a worker, without
+        // the directory, finishes the dependency and so forgets it.
+        let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
+        var directory = OperationDirectory.lent
+        swap(&machine.directory, &directory)
+        let limits = machine.limits
+        let admission = directory.admit([dependent], preparation: CommitPreparation([dependent], limits: limits))
+        #expect(admission.dependencyError == nil)
+        #expect(!machine.namesForgottenOperation(admission))
+        machine.finish(job.slot, worker: worker, end: .outcome(.completed(Data())), now: 1)
+        #expect(machine.namesForgottenOperation(admission))
+
+        // The commit then gives its slots back and commits again with the directory in hand: the dependency is
+        // forgotten, so the dependent is refused, as with any unknown dependency, rather than left waiting.
+        directory.giveBack(admission.fresh)
+        machine.releaseForgotten(in: &directory)
+        swap(&machine.directory, &directory)
+        let error = #expect(throws: RelayError.self) { try machine.enqueue([dependent], now: 2) }
+        #expect(error?.code == .unknownDependency)
+        #expect(machine.lookup(dependent.id) == nil)
+    }
+
     @Test("S16: the first finished operation arms the timer for its window's end; sweeps come when due, a gap apart")
     func retentionArmsTheTimer() throws {
         var (machine, _) = try self.machine()

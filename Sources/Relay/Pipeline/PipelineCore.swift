@@ -163,22 +163,40 @@ final class PipelineCore: Sendable {
         }
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
-        let applied = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit> in
+        let admitted = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit>? in
             Self.releaseForgotten(in: &directory, of: state)
             let admission = directory.admit(operations, preparation: preparation)
             do throws(RelayError) {
-                let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit> in
+                let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit>? in
+                    guard !machine.namesForgottenOperation(admission) else { return nil }
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
                     let (expired, more) = machine.expire(now: now, limit: max(operations.count, 1))
                     let value = AppliedCommit(
                         records: records, nextSnapshot: machine.lastSnapshot + 1, expired: expired, backlog: more)
                     return Self.complete(&machine, storage: storage, value: value)
                 }
+                guard let applied else {
+                    directory.giveBack(admission.fresh)
+                    return nil
+                }
                 directory.release(applied.value.expired)
                 return applied
             } catch {
                 directory.giveBack(admission.fresh)
                 throw error
+            }
+        }
+        // A worker forgot an operation that the commit names while the directory admitted it; committing again with
+        // both locks held, where nothing is forgotten behind the directory's back, treats it as any forgotten one.
+        let applied: Transition<AppliedCommit>
+        if let admitted {
+            applied = admitted
+        } else {
+            applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+                let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
+                let more = machine.evictExpired(now: now, limit: max(operations.count, 1))
+                return AppliedCommit(
+                    records: records, nextSnapshot: machine.lastSnapshot + 1, expired: [], backlog: more)
             }
         }
         try await acknowledge(applied)

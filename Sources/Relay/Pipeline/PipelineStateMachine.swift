@@ -590,6 +590,17 @@ struct PipelineStateMachine: Sendable {
         }
     }
 
+    /// Whether `admission` names an operation that a worker forgot while the directory admitted the commit.
+    ///
+    /// The directory, under its own lock, still held the id, so it took the operation for a known one or for a
+    /// dependency, whose slot is now free: applying the admission would wire a dependent to nothing, to wait for good.
+    func namesForgottenOperation(_ admission: CommitAdmission) -> Bool {
+        guard !forgotten.isEmpty, !admission.known.isEmpty || !admission.edges.edges.isEmpty else { return false }
+        let forgotten = Set(self.forgotten)
+        return admission.known.contains { forgotten.contains($0.slot) }
+            || admission.edges.edges.contains { forgotten.contains($0.target) }
+    }
+
     /// Releases in `directory`, the state machine's own while it is lent out, the slots forgotten without it.
     mutating func releaseForgotten(in directory: inout OperationDirectory) {
         guard !forgotten.isEmpty else { return }
