@@ -54,7 +54,10 @@ struct HTTPRetryTests {
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-            server.script("/dated", [.retryAfter(formatter.string(from: point.now.addingTimeInterval(30)))])
+            // A whole second, since an HTTP date has no fraction: the formatter rounds to the millisecond first, so
+            // a moment in the last half millisecond of a second would be written as the next second.
+            let retryAt = Date(timeIntervalSince1970: (point.now.timeIntervalSince1970 + 30).rounded(.down))
+            server.script("/dated", [.retryAfter(formatter.string(from: retryAt))])
             let dated = try await point.enqueue(post(server.url("/dated")))
             let first = await recorder.waitFor { $0.operationID == dated.id && $0.kind.isRetryScheduled }
             let delay = try #require(first.first?.kind.retryDate).timeIntervalSince(point.now)
