@@ -661,4 +661,30 @@ struct StateMachineTests {
         }
         if case .found = find(UUID()) { Issue.record("an unknown id was found") }
     }
+
+    @Test("S16: with no retention, an idle worker's release frees every forgotten id, and yields to a holding commit")
+    func idleWorkersReleaseForgottenIDs() async throws {
+        let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            let core = point.core
+            let handles = try await point.enqueue((0..<500).map { _ in CallOperation(kind: .noop) })
+            for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
+
+            // While a commit holds the directory, the release gives way at once and leaves the list for that commit.
+            core.directory.withLock { directory in
+                let listed = directory.count
+                let forgotten = core.state.withLock { $0.forgotten.count }
+                core.releaseForgottenIfIdle()
+                #expect(directory.count == listed)
+                #expect(core.state.withLock { $0.forgotten.count } == forgotten)
+                #expect(listed == forgotten)
+            }
+            // Otherwise every finished operation leaves the directory, with no commit after them.
+            core.releaseForgottenIfIdle()
+            #expect(core.directory.withLock { $0.count } == 0)
+            #expect(core.state.withLock { $0.forgotten.isEmpty })
+            #expect(point.metrics().total.completed == 500)
+        }
+    }
 }

@@ -196,7 +196,7 @@ extension PipelineCore {
                         after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now,
                         into: &jobs)
                 }
-                return next
+                return (next: next, tidies: next.parks && machine.hasForgotten)
             }
             ends.removeAll(keepingCapacity: true)
             released.removeAll(keepingCapacity: true)
@@ -206,7 +206,7 @@ extension PipelineCore {
             } else if !step.effects.isEmpty {
                 step.effects.perform()
             }
-            switch step.value {
+            switch step.value.next {
             case .run(let job):
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
                 // the clock, read twice per operation, would cost more than the rest of the loop.
@@ -234,6 +234,7 @@ extension PipelineCore {
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
+                if step.value.tidies { releaseForgottenIfIdle() }
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
                 return

@@ -205,6 +205,15 @@ final class PipelineCore: Sendable {
         return applied.value.records
     }
 
+    /// Releases in the directory the slots that workers forgot without it, for a worker that is about to park, unless
+    /// a commit holds the directory.
+    ///
+    /// Otherwise the next commit releases them, and none of its operations can start until it has: after a burst,
+    /// that is every operation that finished after the burst's last commit.
+    func releaseForgottenIfIdle() {
+        _ = directory.withLockIfAvailable { Self.releaseForgotten(in: &$0, of: state) }
+    }
+
     /// Releases in the directory the slots that workers forgot without it, taken from the state machine in a critical
     /// section of their own: releasing them there kept every worker waiting while the index let go of each id.
     private static func releaseForgotten(

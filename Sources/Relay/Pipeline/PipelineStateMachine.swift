@@ -31,6 +31,12 @@ struct PipelineStateMachine: Sendable {
         case park
         case exit
 
+        /// Whether the step is to park.
+        var parks: Bool {
+            guard case .park = self else { return false }
+            return true
+        }
+
         /// The slot of the operation to run, if the step is to run one.
         var slot: Int32? {
             guard case .run(let job) = self else { return nil }
@@ -600,6 +606,9 @@ struct PipelineStateMachine: Sendable {
         return admission.known.contains { forgotten.contains($0.slot) }
             || admission.edges.edges.contains { forgotten.contains($0.target) }
     }
+
+    /// Whether workers forgot operations that the directory still lists (see ``releaseForgotten(in:)``).
+    var hasForgotten: Bool { !forgotten.isEmpty }
 
     /// Releases in `directory`, the state machine's own while it is lent out, the slots forgotten without it.
     mutating func releaseForgotten(in directory: inout OperationDirectory) {

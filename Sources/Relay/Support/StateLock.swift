@@ -13,8 +13,9 @@ import Synchronization
 /// to sleep in the kernel, as `Mutex` does on Linux with a priority-inheriting futex that costs a system call on every
 /// contended acquisition; one that waits long, behind a large commit, yields the processor now and then.
 ///
-/// Audited: the only `@unchecked Sendable` in Relay. `state` is read and written only inside `withLock`, between an
-/// acquiring compare-exchange and a releasing store of `held`, so no two threads ever touch it at once.
+/// Audited: the only `@unchecked Sendable` in Relay. `state` is read and written only inside `withLock` and
+/// `withLockIfAvailable`, between an acquiring compare-exchange and a releasing store of `held`, so no two threads
+/// ever touch it at once.
 final class StateLock<State>: @unchecked Sendable {
     private let held = Atomic<Bool>(false)
     private var state: State
@@ -32,6 +33,14 @@ final class StateLock<State>: @unchecked Sendable {
         }
         defer { held.store(false, ordering: .releasing) }
         return try body(&state)
+    }
+
+    /// Runs `body` with the state if the lock is free, without waiting; `nil` when another thread holds it.
+    @inline(__always)
+    func withLockIfAvailable<Result>(_ body: (inout sending State) -> sending Result) -> sending Result? {
+        guard held.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+        defer { held.store(false, ordering: .releasing) }
+        return body(&state)
     }
 
     @inline(never)
