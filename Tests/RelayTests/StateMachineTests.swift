@@ -31,6 +31,18 @@ struct StateMachineTests {
         return (machine, try #require(machine.laneIndex[.data]))
     }
 
+    /// Spawns the worker the lane asked for and starts the first ready operation on it, at time zero.
+    private func spawnAndStart(
+        _ machine: inout PipelineStateMachine,
+        lane: Int32
+    ) throws -> (worker: UInt64, job: PipelineStateMachine.Job) {
+        let spawned = machine.takeSpawn(lane: lane)
+        let worker = try #require(spawned)
+        let next = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
+        guard case .run(let job) = next else { throw RelayError(.invalidArgument, "expected a job") }
+        return (worker, job)
+    }
+
     private func startNext(_ machine: inout PipelineStateMachine, lane: Int32, worker: UInt64) -> UUID? {
         guard
             case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: false, cancelled: false, now: 0)
@@ -44,15 +56,7 @@ struct StateMachineTests {
         let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
         try machine.enqueue(operations, now: 0)
         #expect(machine.lanes[Int(lane)].pendingSpawns == 1)
-        let spawned = machine.takeSpawn(lane: lane)
-        let worker = try #require(spawned)
-        guard
-            case .run(let first) = machine.nextJob(
-                lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-        else {
-            Issue.record("expected a job")
-            return
-        }
+        let (worker, first) = try spawnAndStart(&machine, lane: lane)
         #expect(first.record.id == operations[0].id)
         #expect(first.attempt == 1)
         // The bunch is full, so a second worker would park.
@@ -192,13 +196,7 @@ struct StateMachineTests {
         let finished = CallOperation(kind: "noop")
         weak let record = try machine.enqueue([finished], now: 0).first
         do {
-            let spawned = machine.takeSpawn(lane: lane)
-            let worker = try #require(spawned)
-            let next = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-            guard case .run(let job) = next else {
-                Issue.record("expected a job")
-                return
-            }
+            let (worker, job) = try spawnAndStart(&machine, lane: lane)
             machine.finish(job.slot, worker: worker, end: .outcome(.completed(Data())), now: 5)
         }
         _ = machine.takeEffects()
@@ -225,16 +223,12 @@ struct StateMachineTests {
         let first = CallOperation(kind: "noop")
         let dependent = CallOperation(kind: "noop", dependencies: [first.id])
         weak let record = try machine.enqueue([first, dependent], now: 0).first
-        let spawned = machine.takeSpawn(lane: lane)
-        let worker = try #require(spawned)
+        let worker: UInt64
         let slot: Int32
         do {
-            let next = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-            guard case .run(let job) = next else {
-                Issue.record("expected a job")
-                return
-            }
-            slot = job.slot
+            // Scoped, so that the job lets go of the record.
+            let started = try spawnAndStart(&machine, lane: lane)
+            (worker, slot) = (started.worker, started.job.slot)
         }
         // Cancelled while its dependency runs, the dependent stays: the dependency still lists it.
         #expect(try machine.cancel(dependent.id, now: 1))
@@ -276,14 +270,7 @@ struct StateMachineTests {
         var (machine, lane) = try self.machine(retention: 0)
         let dependency = CallOperation(kind: "noop")
         try machine.enqueue([dependency], now: 0)
-        let spawned = machine.takeSpawn(lane: lane)
-        let worker = try #require(spawned)
-        guard
-            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-        else {
-            Issue.record("expected a job")
-            return
-        }
+        let (worker, job) = try spawnAndStart(&machine, lane: lane)
 
         // As a commit does: the directory admits the dependent under its own lock, and meanwhile a worker, without
         // the directory, finishes the dependency and so forgets it.
@@ -346,14 +333,7 @@ struct StateMachineTests {
         let first = CallOperation(kind: "noop")
         let dependent = CallOperation(kind: "noop", dependencies: [first.id])
         try machine.enqueue([first, dependent], now: 0)
-        let spawned = machine.takeSpawn(lane: lane)
-        let worker = try #require(spawned)
-        guard
-            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-        else {
-            Issue.record("expected a job")
-            return
-        }
+        let (worker, job) = try spawnAndStart(&machine, lane: lane)
         let cancelled = try machine.cancel(dependent.id, now: 1)
         #expect(cancelled)
 
@@ -401,14 +381,7 @@ struct StateMachineTests {
         var (machine, lane) = try self.machine()
         let old = CallOperation(kind: "noop")
         try machine.enqueue([old], now: 0)
-        let spawned = machine.takeSpawn(lane: lane)
-        let worker = try #require(spawned)
-        guard
-            case .run(let job) = machine.nextJob(lane: lane, worker: worker, claimWake: true, cancelled: false, now: 0)
-        else {
-            Issue.record("expected a job")
-            return
-        }
+        let (worker, job) = try spawnAndStart(&machine, lane: lane)
         // The old operation ran once, waits for a retry and a hold, then is cancelled and forgotten.
         machine.finish(job.slot, worker: worker, end: .outcome(.retry(after: .seconds(100), reason: "busy")), now: 7)
         try machine.hold(old.id, until: 200_000_000_000, context: "later", now: 8)

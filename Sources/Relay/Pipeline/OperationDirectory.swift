@@ -18,8 +18,9 @@ struct OperationDirectory: Sendable {
     /// reading the state machine's slots.
     private var entries = ChunkedTable<Entry>()
     private var freeSlots: [Int32] = []
-    /// An empty buffer with capacity, traded for the state machine's list of forgotten slots (see
-    /// ``PipelineCore/releaseForgotten(in:)``), so that taking that list allocates nothing.
+    /// An empty buffer with capacity, traded for the state machine's list of forgotten slots whenever a commit or an
+    /// idle worker releases them (see ``PipelineCore/releaseForgottenIfIdle()``), so that taking that list allocates
+    /// nothing.
     var spareForgotten: [Int32] = []
     /// `false` while lent out: a state machine that is not holding its directory must not look anything up.
     private(set) var isPresent = true
