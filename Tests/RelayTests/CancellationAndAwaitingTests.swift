@@ -95,6 +95,32 @@ struct CancellationAndAwaitingTests {
         }
     }
 
+    @Test("S12: handles enqueued in one call each get their own outcome; cancelling one wait leaves the others")
+    func handlesOfOneCommit() async throws {
+        try await withManualPoint { point, _ in
+            try await point.suspend()
+            // More than one block of shared outcomes.
+            let operations = (0..<150).map { CallOperation(kind: .echo, payload: Data("\($0)".utf8)) }
+            let handles = try await point.enqueue(operations)
+            let cancelled = Task { try await handles[1].value }
+            cancelled.cancel()
+            try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+                for (position, handle) in handles.enumerated() {
+                    group.addTask { (position, try await handle.value) }
+                }
+                try await point.resume()
+                var seen = 0
+                for try await (position, value) in group {
+                    #expect(value == Data("\(position)".utf8))
+                    seen += 1
+                }
+                #expect(seen == handles.count)
+            }
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            #expect(try await handles[1].value == Data("1".utf8))
+        }
+    }
+
     @Test("S12: execute is enqueue followed by awaiting the value")
     func executeAwaitsValue() async throws {
         try await withManualPoint { point, _ in

@@ -156,15 +156,14 @@ final class PipelineCore: Sendable {
     /// forgotten in steps afterwards. A rejected commit forgets nothing and leaves the directory as it was.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
-        let prebuilt = operations.map { operation in
-            var stored = operation
-            stored.snapshot = expected
-            return OperationRecord(operation: stored)
-        }
+        let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
+        // Records of operations that workers forgot: the committing task made them, and lets them go outside both
+        // locks, on its own thread, which the allocator serves best.
+        var forgotten: [OperationRecord] = []
         let admitted = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit>? in
-            Self.releaseForgotten(in: &directory, of: state)
+            forgotten = Self.releaseForgotten(in: &directory, of: state)
             let admission = directory.admit(operations, preparation: preparation)
             do throws(RelayError) {
                 let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit>? in
@@ -199,6 +198,7 @@ final class PipelineCore: Sendable {
                     records: records, nextSnapshot: machine.lastSnapshot + 1, expired: [], backlog: more)
             }
         }
+        withExtendedLifetime(forgotten) {}
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
         if applied.value.backlog { evictExpired() }
@@ -219,13 +219,18 @@ final class PipelineCore: Sendable {
     private static func releaseForgotten(
         in directory: inout OperationDirectory,
         of state: StateLock<PipelineStateMachine>
-    ) {
+    ) -> [OperationRecord] {
         var forgotten: [Int32] = []
+        var records: [OperationRecord] = []
         swap(&forgotten, &directory.spareForgotten)
-        state.withLock { swap(&$0.forgotten, &forgotten) }
+        state.withLock {
+            swap(&$0.forgotten, &forgotten)
+            swap(&$0.forgottenRecords, &records)
+        }
         directory.release(forgotten)
         forgotten.removeAll(keepingCapacity: true)
         swap(&forgotten, &directory.spareForgotten)
+        return records
     }
 
     /// Forgets the operations whose retention window has passed, a few at a time.

@@ -52,14 +52,7 @@ extension PipelineStateMachine {
         }
         let snapshot = lastSnapshot + 1
         let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
-        let candidates =
-            usable
-            ? prebuilt
-            : batch.map { operation in
-                var stored = operation
-                stored.snapshot = snapshot
-                return OperationRecord(operation: stored)
-            }
+        let candidates = usable ? prebuilt : OperationRecord.records(for: batch, snapshot: snapshot)
         for (number, slot) in admission.fresh.enumerated() {
             occupy(
                 slot,

@@ -120,6 +120,7 @@ extension PipelineStateMachine {
         restored.reserveCapacity(stored.operations.count)
         // Sized for the store: growth's headroom would cost a million pending operations 16 bytes each.
         directory.reserve(stored.operations.count, headroom: false)
+        var batcher = RecordBatcher(count: stored.operations.count)
         for entry in stored.operations {
             let id = entry.operation.id
             // One probe per operation: a million random ids are a million cache misses, so never probe twice.
@@ -127,7 +128,7 @@ extension PipelineStateMachine {
                 continue
             }
             let lane = placeholderLane(entry.operation.sequenceName)
-            let record = OperationRecord(operation: entry.operation)
+            let record = batcher.record(for: entry.operation)
             let number = directory.take(id, hash: idHash, at: bucket)
             occupy(
                 number,

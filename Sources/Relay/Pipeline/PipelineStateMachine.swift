@@ -127,6 +127,9 @@ struct PipelineStateMachine: Sendable {
     /// directory; their ids stay in it until the next transition that holds it releases them, before it looks
     /// anything up (see ``releaseForgotten(in:)``).
     var forgotten: [Int32] = []
+    /// The records of the operations in ``forgotten``, released by whoever releases their ids: the committing task,
+    /// which made them, so that their memory goes back to the allocator on the thread that took it.
+    var forgottenRecords: [OperationRecord] = []
     /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
     var lastSweep: Int64 = 0
     /// The result of each finished operation while storage keeps records, whose own records hear of it only once it
@@ -588,10 +591,12 @@ struct PipelineStateMachine: Sendable {
             slots[Int(slot)].evictionDeferred = true
             return
         }
-        effects.released.append(vacate(slot))
+        let record = vacate(slot)
         if directory.isPresent {
+            effects.released.append(record)
             directory.release(slot)
         } else {
+            forgottenRecords.append(record)
             forgotten.append(slot)
         }
     }
@@ -615,6 +620,8 @@ struct PipelineStateMachine: Sendable {
         guard !forgotten.isEmpty else { return }
         directory.release(forgotten)
         forgotten.removeAll(keepingCapacity: true)
+        effects.released.append(contentsOf: forgottenRecords)
+        forgottenRecords.removeAll(keepingCapacity: true)
     }
 
     /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
