@@ -27,19 +27,22 @@ public struct CallContext: Sendable, Hashable {
     /// When the attempt started, on the DataPoint's clock.
     public let startedAt: Date
     let operationID: UUID
-    private let explicitIdempotencyKey: String?
+    private let record: OperationRecord
     /// The worker that runs the attempt, and the slot the attempt's operation holds.
     let link: WorkerLink
     let slot: Int32
 
-    init(attempt: Int, startedAt: Date, operation: CallOperation, link: WorkerLink, slot: Int32) {
+    init(attempt: Int, startedAt: Date, record: OperationRecord, link: WorkerLink, slot: Int32) {
         self.attempt = attempt
         self.startedAt = startedAt
-        operationID = operation.id
-        explicitIdempotencyKey = operation.explicitIdempotencyKey
+        operationID = record.id
+        self.record = record
         self.link = link
         self.slot = slot
     }
+
+    /// Read when asked for, rather than for every attempt (see ``OperationRecord/id``).
+    private var explicitIdempotencyKey: String? { record.operation.explicitIdempotencyKey }
 
     /// The operation's idempotency key, the same across attempts and restarts.
     public var idempotencyKey: String {

@@ -10,13 +10,16 @@ final class OperationRecord: Sendable {
     @usableFromInline let outcomes: OutcomeBlock
     @usableFromInline let index: Int32
 
+    /// The operation's id, kept beside it: workers read it here, so that the operation's storage stays in the cache of
+    /// the committing task, which retained it and releases it once the operation is forgotten.
+    let id: UUID
+
     init(operation: CallOperation, outcomes: OutcomeBlock, index: Int32) {
         self.operation = operation
         self.outcomes = outcomes
         self.index = index
+        id = operation.id
     }
-
-    var id: UUID { operation.id }
 
     /// The records of a commit's operations, each stored with the commit's snapshot.
     static func records(for operations: [CallOperation], snapshot: UInt64) -> [OperationRecord] {

@@ -290,7 +290,7 @@ extension PipelineCore {
         link: WorkerLink
     ) async -> PipelineStateMachine.AttemptEnd {
         let context = CallContext(
-            attempt: job.attempt, startedAt: clock.date(job.startedAt), operation: job.record.operation, link: link,
+            attempt: job.attempt, startedAt: clock.date(job.startedAt), record: job.record, link: link,
             slot: job.slot)
         do {
             let outcome = try await job.record.attempt(on: job.executor, context: context)

@@ -357,7 +357,7 @@ extension PipelineStateMachine {
             queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
             runTimes.record(slots[s].runNanoseconds)
         }
-        let id = slots[s].record.operation.id
+        let id = slots[s].record.id
         if recording { records.append(.finished(id, result, at: date(now))) }
         if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
         if hub.hasSubscribers(for: id) {
