@@ -22,13 +22,23 @@ final class OperationRecord: Sendable {
     }
 
     /// The records of a commit's operations, each stored with the commit's snapshot.
+    ///
+    /// Each record counts one reference to its block, and nothing more: this runs for every operation committed.
     static func records(for operations: [CallOperation], snapshot: UInt64) -> [OperationRecord] {
-        var batcher = RecordBatcher(count: operations.count)
-        return operations.map { operation in
-            var stored = operation
-            stored.snapshot = snapshot
-            return batcher.record(for: stored)
+        var records: [OperationRecord] = []
+        records.reserveCapacity(operations.count)
+        var start = 0
+        while start < operations.count {
+            let end = min(start + OutcomeBlock.capacity, operations.count)
+            let block = OutcomeBlock(count: end - start)
+            for position in start..<end {
+                var stored = operations[position]
+                stored.snapshot = snapshot
+                records.append(OperationRecord(operation: stored, outcomes: block, index: Int32(position - start)))
+            }
+            start = end
         }
+        return records
     }
 
     /// Runs an attempt of the operation on `executor`.
@@ -56,7 +66,7 @@ final class OperationRecord: Sendable {
     }
 }
 
-/// Makes the records of operations enqueued or restored together, their outcomes in shared blocks.
+/// Makes the records of operations restored together, one at a time, their outcomes in shared blocks.
 struct RecordBatcher {
     private var block: OutcomeBlock?
     private var used = 0
