@@ -2,13 +2,12 @@ import Foundation
 import Synchronization
 
 /// One operation's content, held by the pipeline while it knows the operation, and where its outcome is kept.
-@usableFromInline
 final class OperationRecord: Sendable {
     /// The operation as enqueued, with its snapshot.
     let operation: CallOperation
     /// The block that keeps the outcome, shared with the handles, and the outcome's place in it.
-    @usableFromInline let outcomes: OutcomeBlock
-    @usableFromInline let index: Int32
+    let outcomes: OutcomeBlock
+    let index: Int32
 
     /// The operation's id, kept beside it: workers read it here, so that the operation's storage stays in the cache of
     /// the committing task, which retained it and releases it once the operation is forgotten.
