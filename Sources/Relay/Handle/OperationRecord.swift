@@ -20,20 +20,27 @@ final class OperationRecord: Sendable {
         id = operation.id
     }
 
-    /// The records of a commit's operations, each stored with the commit's snapshot.
+    /// The records of operations enqueued or restored together, their outcomes in shared blocks; a commit stores each
+    /// with its `snapshot`, a restore passes `nil` and keeps the one each operation has.
     ///
     /// Each record counts one reference to its block, and nothing more: this runs for every operation committed.
-    static func records(for operations: [CallOperation], snapshot: UInt64) -> [OperationRecord] {
+    static func records(
+        for operations: some RandomAccessCollection<CallOperation>,
+        snapshot: UInt64?
+    ) -> [OperationRecord] {
         var records: [OperationRecord] = []
         records.reserveCapacity(operations.count)
-        var start = 0
-        while start < operations.count {
-            let end = min(start + OutcomeBlock.capacity, operations.count)
-            let block = OutcomeBlock(count: end - start)
-            for position in start..<end {
-                var stored = operations[position]
-                stored.snapshot = snapshot
-                records.append(OperationRecord(operation: stored, outcomes: block, index: Int32(position - start)))
+        var start = operations.startIndex
+        while start != operations.endIndex {
+            let end =
+                operations.index(start, offsetBy: OutcomeBlock.capacity, limitedBy: operations.endIndex)
+                ?? operations.endIndex
+            let block = OutcomeBlock(count: operations.distance(from: start, to: end))
+            var index: Int32 = 0
+            for var stored in operations[start..<end] {
+                if let snapshot { stored.snapshot = snapshot }
+                records.append(OperationRecord(operation: stored, outcomes: block, index: index))
+                index += 1
             }
             start = end
         }
@@ -62,33 +69,5 @@ final class OperationRecord: Sendable {
     /// Records the outcome once and returns the waiters, for the caller to resume outside its own lock.
     func record(_ outcome: Result<CallResult, RelayError>) -> [CheckedContinuation<CallResult, any Error>] {
         outcomes.record(outcome, at: index)
-    }
-}
-
-/// Makes the records of operations restored together, one at a time, their outcomes in shared blocks.
-struct RecordBatcher {
-    private var block: OutcomeBlock?
-    private var used = 0
-    private var blockSize = 0
-    private var remaining: Int
-
-    /// A batcher for `count` records.
-    init(count: Int) {
-        remaining = count
-    }
-
-    mutating func record(for operation: CallOperation) -> OperationRecord {
-        let outcomes: OutcomeBlock
-        if let current = block, used < blockSize {
-            outcomes = current
-        } else {
-            blockSize = min(OutcomeBlock.capacity, max(remaining, 1))
-            remaining -= blockSize
-            outcomes = OutcomeBlock(count: blockSize)
-            block = outcomes
-            used = 0
-        }
-        defer { used += 1 }
-        return OperationRecord(operation: operation, outcomes: outcomes, index: Int32(used))
     }
 }

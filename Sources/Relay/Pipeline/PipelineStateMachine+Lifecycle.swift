@@ -120,15 +120,15 @@ extension PipelineStateMachine {
         restored.reserveCapacity(stored.operations.count)
         // Sized for the store: growth's headroom would cost a million pending operations 16 bytes each.
         directory.reserve(stored.operations.count, headroom: false)
-        var batcher = RecordBatcher(count: stored.operations.count)
-        for entry in stored.operations {
+        let records = OperationRecord.records(for: stored.operations.lazy.map(\.operation), snapshot: nil)
+        for (position, entry) in stored.operations.enumerated() {
             let id = entry.operation.id
             // One probe per operation: a million random ids are a million cache misses, so never probe twice.
             guard case .vacant(let bucket, let idHash) = directory.probe(id, hash: OperationIndex.hash(id)) else {
                 continue
             }
             let lane = placeholderLane(entry.operation.sequenceName)
-            let record = batcher.record(for: entry.operation)
+            let record = records[position]
             let number = directory.take(id, hash: idHash, at: bucket)
             occupy(
                 number,
