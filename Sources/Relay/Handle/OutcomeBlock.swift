@@ -45,9 +45,6 @@ final class OutcomeBlock: Sendable {
         var waiters: [Waiter] = []
     }
 
-    /// Keeps the lock off the cache line of the object's reference count, which the committing task changes for each
-    /// handle it makes while workers settle outcomes here.
-    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
     private let state: Mutex<State>
 
     /// A block for `count` operations, at most ``capacity``.
