@@ -25,7 +25,7 @@ final class EventSubscription: EventSink {
         /// A batch the consumer has emptied, handed back to the pipeline to fill next: big batches then reuse their
         /// memory instead of faulting in fresh pages every transition.
         var spare: [CallEvent] = []
-        var waiter = ContinuationSlot<Void>()
+        var waiters = Waiters<Void>()
         var wakeScheduled = false
         var closed = false
     }
@@ -83,17 +83,17 @@ final class EventSubscription: EventSink {
     }
 
     private func scheduleWake(_ state: inout State) -> Bool {
-        guard !state.waiter.isEmpty, !state.wakeScheduled else { return false }
+        guard !state.waiters.isEmpty, !state.wakeScheduled else { return false }
         state.wakeScheduled = true
         return true
     }
 
     func wake() {
-        let waiter = state.withLock { state in
+        let waiters = state.withLock { state in
             state.wakeScheduled = false
-            return state.waiter.take()
+            return state.waiters.takeAll()
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
     private enum Take {
@@ -121,20 +121,17 @@ final class EventSubscription: EventSink {
             case .empty: break
             }
             if Task.isCancelled { return false }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state in
-                        if state.count > 0 || state.dropped > 0 || state.closed || Task.isCancelled {
-                            return true
-                        }
-                        state.waiter.park(continuation)
-                        return false
+            await Waiters<Void>.wait(
+                cancelled: (),
+                park: { id, continuation in
+                    state.withLock { state in
+                        guard state.count == 0, state.dropped == 0, !state.closed else { return () }
+                        return state.waiters.park(id, continuation) ? nil : ()
                     }
-                    if resumeNow { continuation.resume() }
-                }
-            } onCancel: {
-                state.withLock { $0.waiter.take() }?.resume()
-            }
+                },
+                cancel: { id in state.withLock { $0.waiters.cancel(id) } },
+                forget: { id in state.withLock { $0.waiters.forget(id) } }
+            )
         }
     }
 

@@ -19,8 +19,8 @@ struct Lane: Sendable {
     var pendingSpawns = 0
     /// A dispatch was asked for while dispatches were held.
     var dispatchHeld = false
-    var idleWorkers: [(worker: UInt64, continuation: CheckedContinuation<WorkerWake, Never>)] = []
-    var spawnWaiter = ContinuationSlot<Bool>()
+    var idleWorkers = Waiters<WorkerWake>()
+    var spawnWaiters = Waiters<Bool>()
 
     var counts = MetricsSnapshot.Counts()
 

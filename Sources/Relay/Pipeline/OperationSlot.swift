@@ -209,13 +209,11 @@ struct WorkerState: Sendable {
     let lane: Int32
     /// Shared with the worker for the batches it claims; each claimed slot keeps its place in it.
     let batch = WorkerBatch()
-    /// It was woken or spawned to take work and has not asked for it yet.
-    var wakePending = true
     /// It must not take another operation: its task is being cancelled.
     var doomed = false
     /// Set when the cancel signal was sent before its waiter registered.
     var cancelSignalled = false
-    var cancelWaiter = ContinuationSlot<Void>()
+    var cancelWaiters = Waiters<Void>()
 }
 
 /// How a parked worker was resumed.

@@ -47,16 +47,30 @@ extension PipelineCore {
         transition { $0.completeShutdown(now: now) }.effects.perform()
     }
 
+    /// Waits until the DataPoint has stopped, or until the waiting task is cancelled.
     func waitUntilStopped() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if state.withLock({ $0.waitUntilStopped(continuation) }) { continuation.resume() }
-        }
+        await Waiters<Void>.wait(
+            cancelled: (),
+            park: { id, continuation in state.withLock { $0.waitUntilStopped(id: id, continuation) } ? () : nil },
+            cancel: { id in state.withLock { $0.stopWaiters.cancel(id) } },
+            forget: { id in state.withLock { $0.stopWaiters.forget(id) } }
+        )
     }
 
+    /// Waits until the pipeline is idle (`untilIdle`) or settled, or until the waiting task is cancelled.
     func waitUntilQuiet(untilIdle: Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if state.withLock({ $0.waitUntilQuiet(untilIdle: untilIdle, continuation) }) { continuation.resume() }
-        }
+        await Waiters<Void>.wait(
+            cancelled: (),
+            park: { id, continuation in
+                state.withLock { $0.waitUntilQuiet(untilIdle: untilIdle, id: id, continuation) } ? () : nil
+            },
+            cancel: { id in
+                state.withLock { untilIdle ? $0.idleWaiters.cancel(id) : $0.settledWaiters.cancel(id) }
+            },
+            forget: { id in
+                state.withLock { untilIdle ? $0.idleWaiters.forget(id) : $0.settledWaiters.forget(id) }
+            }
+        )
     }
 
     private func nextLaneToStart() async -> (CallSequence, Int32)? {
@@ -66,18 +80,17 @@ extension PipelineCore {
             case .stop: return nil
             case .wait: break
             }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let cancelled = Task.isCancelled
-                    let registered = state.withLock { machine in
-                        guard !cancelled, case .wait = machine.nextLaneToStart(continuation) else { return false }
-                        return true
-                    }
-                    if !registered { continuation.resume() }
-                }
-            } onCancel: {
-                state.withLock { $0.laneStartWaiter.take() }?.resume()
-            }
+            await Waiters<Void>.wait(
+                cancelled: (),
+                park: { id, continuation in
+                    let next = state.withLock { $0.nextLaneToStart((id, continuation)) }
+                    guard case .wait = next else { return () }
+                    return nil
+                },
+                cancel: { id in state.withLock { $0.laneStartWaiters.cancel(id) } },
+                forget: { id in state.withLock { $0.laneStartWaiters.forget(id) } }
+            )
+            if Task.isCancelled { return nil }
         }
     }
 
@@ -111,34 +124,26 @@ extension PipelineCore {
     }
 
     private func waitForRearm(_ generation: UInt64) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let cancelled = Task.isCancelled
-                let stale = state.withLock { machine in
-                    cancelled || machine.waitForRearm(generation: generation, continuation)
-                }
-                if stale { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.timerWaiter.take() }?.resume()
-        }
+        await Waiters<Void>.wait(
+            cancelled: (),
+            park: { id, continuation in
+                state.withLock { $0.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
+            },
+            cancel: { id in state.withLock { $0.timerWaiters.cancel(id) } },
+            forget: { id in state.withLock { $0.timerWaiters.forget(id) } }
+        )
     }
 
     // MARK: - Sequence supervisors
 
     /// Waits until the lane asks for workers; `false` once the DataPoint stops.
     func waitForSpawnRequest(lane: Int32) async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let cancelled = Task.isCancelled
-                let immediate = state.withLock { machine in
-                    cancelled ? false : machine.waitForSpawnRequest(lane: lane, continuation)
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        } onCancel: {
-            state.withLock { $0.stopWaitingForSpawnRequest(lane: lane) }?.resume(returning: false)
-        }
+        await Waiters<Bool>.wait(
+            cancelled: false,
+            park: { id, continuation in state.withLock { $0.waitForSpawnRequest(lane: lane, id: id, continuation) } },
+            cancel: { id in state.withLock { $0.lanes[Int(lane)].spawnWaiters.cancel(id) } },
+            forget: { id in state.withLock { $0.lanes[Int(lane)].spawnWaiters.forget(id) } }
+        )
     }
 
     func takeSpawn(lane: Int32) -> UInt64? {
@@ -306,31 +311,26 @@ extension PipelineCore {
     }
 
     private func park(_ worker: UInt64, lane: Int32) async -> WorkerWake {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WorkerWake, Never>) in
-                let cancelled = Task.isCancelled
-                let parked = workerTransition {
-                    $0.park(lane: lane, worker: worker, cancelled: cancelled, continuation)
-                }
-                if let immediate = parked.value { continuation.resume(returning: immediate) }
+        await Waiters<WorkerWake>.wait(
+            cancelled: .recheck,
+            park: { id, continuation in
+                let parked = workerTransition { $0.park(lane: lane, worker: worker, id: id, continuation) }
                 parked.effects.perform()
-            }
-        } onCancel: {
-            state.withLock { $0.unpark(lane: lane, worker: worker) }?.resume(returning: .recheck)
-        }
+                return parked.value
+            },
+            cancel: { id in state.withLock { $0.lanes[Int(lane)].idleWorkers.cancel(id) } },
+            forget: { id in state.withLock { $0.lanes[Int(lane)].idleWorkers.forget(id) } }
+        )
     }
 
     private func waitForCancelSignal(_ worker: UInt64) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let cancelled = Task.isCancelled
-                let signalled = state.withLock { machine in
-                    cancelled || machine.waitForCancelSignal(worker, continuation)
-                }
-                if signalled { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.stopWaitingForCancelSignal(worker) }?.resume()
-        }
+        await Waiters<Void>.wait(
+            cancelled: (),
+            park: { id, continuation in
+                state.withLock { $0.waitForCancelSignal(worker, id: id, continuation) } ? () : nil
+            },
+            cancel: { id in state.withLock { $0.workers[worker]?.cancelWaiters.cancel(id) } },
+            forget: { id in state.withLock { $0.workers[worker]?.cancelWaiters.forget(id) } }
+        )
     }
 }

@@ -8,7 +8,7 @@ extension PipelineStateMachine {
             // A DataPoint leaves `.idle` once, so the report is published once.
             if let report = recoveryReport { publish(.recovered(report), operation: nil, sequence: nil, now: now) }
             dispatchAll()
-            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            effects.signals += laneStartWaiters.takeAll()
         case .running, .stopping:
             throw RelayError(.alreadyRunning, "the DataPoint is already running")
         case .stopped:
@@ -23,7 +23,9 @@ extension PipelineStateMachine {
         case stop
     }
 
-    mutating func nextLaneToStart(_ continuation: CheckedContinuation<Void, Never>?) -> LaneStart {
+    /// With a continuation and an id, parks it until a lane may start, unless the answer is known at once.
+    mutating func nextLaneToStart(_ waiting: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?) -> LaneStart
+    {
         guard lifecycle == .running else { return .stop }
         for lane in lanes.indices where !lanes[lane].supervisorStarted {
             if let sequence = lanes[lane].sequence {
@@ -31,7 +33,7 @@ extension PipelineStateMachine {
                 return .start(sequence, lane: Int32(lane))
             }
         }
-        if let continuation { laneStartWaiter.park(continuation) }
+        if let waiting, !laneStartWaiters.park(waiting.id, waiting.continuation) { return .stop }
         return .wait
     }
 
@@ -44,13 +46,12 @@ extension PipelineStateMachine {
             lifecycle = .stopping(deadline: deadline)
             interruptBatches(lane: nil)
             for lane in lanes.indices {
-                for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
-                lanes[lane].idleWorkers.removeAll()
-                if let spawner = lanes[lane].spawnWaiter.take() { effects.spawnWakes.append((spawner, false)) }
+                for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
+                for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
                 // A probing worker sleeps between probes; wake it so that it exits.
                 if let prober = lanes[lane].offline?.prober { signalCancel(prober) }
             }
-            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            effects.signals += laneStartWaiters.takeAll()
             rearmTimer()
             if deadline <= now { fireTimers(now: now) }
         case .stopping(let current):
@@ -74,30 +75,29 @@ extension PipelineStateMachine {
             settle(slots[slot].record, .failure(error))
         }
         hub.closeAll(wakes: &effects.sinks)
-        effects.signals += idleWaiters.map(\.continuation)
-        idleWaiters.removeAll()
-        effects.signals.append(contentsOf: stopWaiters)
-        stopWaiters.removeAll()
-        if let waiter = timerWaiter.take() { effects.signals.append(waiter) }
-        if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        effects.signals += idleWaiters.takeAll()
+        effects.signals += settledWaiters.takeAll()
+        effects.signals += stopWaiters.takeAll()
+        effects.signals += timerWaiters.takeAll()
+        effects.signals += laneStartWaiters.takeAll()
         for lane in lanes.indices {
-            for idle in lanes[lane].idleWorkers { effects.workerWakes.append((idle.continuation, .recheck)) }
-            lanes[lane].idleWorkers.removeAll()
-            if let spawner = lanes[lane].spawnWaiter.take() { effects.spawnWakes.append((spawner, false)) }
+            for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
+            for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
         }
     }
 
-    mutating func waitUntilStopped(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
+    /// Parks a wait until the pipeline stops, or returns `true` when it has stopped or the wait was cancelled.
+    mutating func waitUntilStopped(id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
         guard lifecycle != .stopped else { return true }
-        stopWaiters.append(continuation)
-        return false
+        return !stopWaiters.park(id, continuation)
     }
 
-    /// Registers a wait until the pipeline is idle (`untilIdle`) or settled, or returns `true` when it is already.
-    mutating func waitUntilQuiet(untilIdle: Bool, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+    /// Parks a wait until the pipeline is idle (`untilIdle`) or settled, or returns `true` when it is already, or when
+    /// the wait was cancelled.
+    mutating func waitUntilQuiet(untilIdle: Bool, id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool
+    {
         guard lifecycle != .stopped, !(untilIdle ? isIdle : isSettled) else { return true }
-        idleWaiters.append((untilIdle, continuation))
-        return false
+        return untilIdle ? !idleWaiters.park(id, continuation) : !settledWaiters.park(id, continuation)
     }
 
     // MARK: - Restore

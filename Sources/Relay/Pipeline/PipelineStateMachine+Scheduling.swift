@@ -3,17 +3,14 @@ import Foundation
 extension PipelineStateMachine {
     // MARK: - Workers
 
-    /// Registers the lane supervisor's wait for spawn requests, or returns its answer at once.
-    mutating func waitForSpawnRequest(lane: Int32, _ continuation: CheckedContinuation<Bool, Never>) -> Bool? {
+    /// Parks the lane supervisor's wait for spawn requests, or returns its answer at once.
+    mutating func waitForSpawnRequest(lane: Int32, id: UInt64, _ continuation: CheckedContinuation<Bool, Never>)
+        -> Bool?
+    {
         let l = Int(lane)
         guard lifecycle == .running else { return false }
         if lanes[l].pendingSpawns > 0 { return true }
-        lanes[l].spawnWaiter.park(continuation)
-        return nil
-    }
-
-    mutating func stopWaitingForSpawnRequest(lane: Int32) -> CheckedContinuation<Bool, Never>? {
-        lanes[Int(lane)].spawnWaiter.take()
+        return lanes[l].spawnWaiters.park(id, continuation) ? nil : false
     }
 
     /// Creates the worker for one pending spawn request of the lane.
@@ -131,25 +128,19 @@ extension PipelineStateMachine {
         )
     }
 
-    /// Registers a parked worker, or returns how to resume it at once when its wait is already over.
+    /// Parks an idle worker, or returns how to resume it at once when its wait is already over.
     mutating func park(
         lane: Int32,
         worker: UInt64,
-        cancelled: Bool,
+        id: UInt64,
         _ continuation: CheckedContinuation<WorkerWake, Never>
     ) -> WorkerWake? {
         let l = Int(lane)
-        guard lifecycle == .running, !cancelled, workers[worker]?.doomed != true else { return .recheck }
-        lanes[l].idleWorkers.append((worker, continuation))
+        guard lifecycle == .running, workers[worker]?.doomed != true else { return .recheck }
+        guard lanes[l].idleWorkers.park(id, continuation) else { return .recheck }
         // Work may have arrived between the decision to park and this registration.
         dispatch(lane)
         return nil
-    }
-
-    mutating func unpark(lane: Int32, worker: UInt64) -> CheckedContinuation<WorkerWake, Never>? {
-        let l = Int(lane)
-        guard let position = lanes[l].idleWorkers.firstIndex(where: { $0.worker == worker }) else { return nil }
-        return lanes[l].idleWorkers.remove(at: position).continuation
     }
 
     private mutating func exit(_ worker: UInt64) -> NextJob {
@@ -171,7 +162,7 @@ extension PipelineStateMachine {
             lanes[l].offline?.prober = nil
             lanes[l].offline?.probing = false
         }
-        if let waiter = state.cancelWaiter.take() { effects.signals.append(waiter) }
+        effects.signals += state.cancelWaiters.takeAll()
         if lifecycle == .running {
             dispatch(state.lane)
         } else if workers.isEmpty {

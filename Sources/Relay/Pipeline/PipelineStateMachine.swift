@@ -137,12 +137,14 @@ struct PipelineStateMachine: Sendable {
     var finishedResults: [Int32: CallResult] = [:]
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
-    var idleWaiters: [(untilIdle: Bool, continuation: CheckedContinuation<Void, Never>)] = []
-    var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    var timerWaiter = ContinuationSlot<Void>()
+    /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
+    var idleWaiters = Waiters<Void>()
+    var settledWaiters = Waiters<Void>()
+    var stopWaiters = Waiters<Void>()
+    var timerWaiters = Waiters<Void>()
     var timerGeneration: UInt64 = 0
     var armedDeadline: Int64?
-    var laneStartWaiter = ContinuationSlot<Void>()
+    var laneStartWaiters = Waiters<Void>()
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false
     var heldDispatches: [Int32] = []
@@ -188,10 +190,9 @@ struct PipelineStateMachine: Sendable {
 
     mutating func takeEffects() -> PipelineEffects {
         hub.flush(wakes: &effects.sinks)
-        if !idleWaiters.isEmpty && isSettled {
-            let idle = isIdle
-            effects.signals += idleWaiters.filter { idle || !$0.untilIdle }.map(\.continuation)
-            idleWaiters.removeAll { idle || !$0.untilIdle }
+        if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled {
+            effects.signals += settledWaiters.takeAll()
+            if isIdle { effects.signals += idleWaiters.takeAll() }
         }
         guard !effects.isEmpty else { return PipelineEffects() }
         var taken = PipelineEffects()
@@ -243,12 +244,12 @@ struct PipelineStateMachine: Sendable {
             if !wasRegistered { lanes[Int(existing)].sequence = sequence }
             lanes[Int(existing)].bunchSize = bunchSize
             setAlgorithm(algorithm, lane: existing, now: now)
-            if !wasRegistered, let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            if !wasRegistered { effects.signals += laneStartWaiters.takeAll() }
         } else {
             laneNumber = Int32(lanes.count)
             lanes.append(Lane(name: name, sequence: sequence, bunchSize: bunchSize, algorithm: algorithm))
             laneIndex[name] = laneNumber
-            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            effects.signals += laneStartWaiters.takeAll()
         }
         if recording { records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm)) }
         for _ in 0..<max(0, addingSuspensions) {
@@ -262,14 +263,14 @@ struct PipelineStateMachine: Sendable {
         if let existing = laneIndex[name] {
             guard lanes[Int(existing)].sequence == nil else { return }
             lanes[Int(existing)].sequence = sequence
-            if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+            effects.signals += laneStartWaiters.takeAll()
             dispatch(existing)
             return
         }
         laneIndex[name] = Int32(lanes.count)
         lanes.append(Lane(name: name, sequence: sequence, bunchSize: 1, algorithm: .flat))
         if recording { records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat)) }
-        if let waiter = laneStartWaiter.take() { effects.signals.append(waiter) }
+        effects.signals += laneStartWaiters.takeAll()
     }
 
     /// A lane known only from stored operations, waiting for its sequence to be upserted.
@@ -412,12 +413,12 @@ struct PipelineStateMachine: Sendable {
         var demand = lanes[l].readyCount - lanes[l].wakesInFlight
         var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
         while demand > 0 && capacity > 0 {
-            if let idle = lanes[l].idleWorkers.popLast() {
-                effects.workerWakes.append((idle.continuation, .work))
+            if let idle = lanes[l].idleWorkers.takeLast() {
+                effects.workerWakes.append((idle, .work))
             } else if lanes[l].workers < lanes[l].bunchSize {
                 lanes[l].workers += 1
                 lanes[l].pendingSpawns += 1
-                if let spawner = lanes[l].spawnWaiter.take() { effects.spawnWakes.append((spawner, true)) }
+                for spawner in lanes[l].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, true)) }
             } else {
                 break
             }
@@ -470,7 +471,7 @@ struct PipelineStateMachine: Sendable {
 
     mutating func rearmTimer() {
         timerGeneration &+= 1
-        if let waiter = timerWaiter.take() { effects.signals.append(waiter) }
+        effects.signals += timerWaiters.takeAll()
     }
 
     mutating func timerPlan() -> TimerPlan {
@@ -493,11 +494,11 @@ struct PipelineStateMachine: Sendable {
         return .wait(generation: timerGeneration)
     }
 
-    /// Registers the timer loop's wake-up, or returns `true` when the plan is stale already.
-    mutating func waitForRearm(generation: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+    /// Parks the timer loop's wait for a new plan, or returns `true` when the plan is stale already.
+    mutating func waitForRearm(generation: UInt64, id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool
+    {
         guard generation == timerGeneration, lifecycle != .stopped else { return true }
-        timerWaiter.park(continuation)
-        return false
+        return !timerWaiters.park(id, continuation)
     }
 
     /// Fires every timer that is due, and returns whether the sweep of finished operations is due too.
@@ -791,22 +792,16 @@ struct PipelineStateMachine: Sendable {
         state.batch.stop()
         state.doomed = true
         doomedWorkers += 1
-        if let waiter = state.cancelWaiter.take() {
-            effects.signals.append(waiter)
-        } else {
-            state.cancelSignalled = true
-        }
+        state.cancelSignalled = true
+        effects.signals += state.cancelWaiters.takeAll()
         workers[worker] = state
     }
 
-    mutating func waitForCancelSignal(_ worker: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        guard var state = workers[worker], !state.cancelSignalled else { return true }
-        state.cancelWaiter.park(continuation)
-        workers[worker] = state
-        return false
-    }
-
-    mutating func stopWaitingForCancelSignal(_ worker: UInt64) -> CheckedContinuation<Void, Never>? {
-        workers[worker]?.cancelWaiter.take()
+    /// Parks a worker's wait for its cancel signal, or returns `true` when the signal was sent already.
+    mutating func waitForCancelSignal(_ worker: UInt64, id: UInt64, _ continuation: CheckedContinuation<Void, Never>)
+        -> Bool
+    {
+        guard !(workers[worker]?.cancelSignalled ?? true) else { return true }
+        return !workers[worker]!.cancelWaiters.park(id, continuation)
     }
 }
