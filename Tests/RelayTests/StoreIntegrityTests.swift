@@ -19,7 +19,7 @@ struct StoreIntegrityTests {
             try await group.waitForAll()
         }
         let bytes = try Data(contentsOf: folder.journal)
-        var offset = 16
+        var offset = journalHeaderSize
         var last = offset
         while offset < bytes.count {
             last = offset
@@ -62,13 +62,13 @@ struct StoreIntegrityTests {
     func corruptionInTheMiddle() async throws {
         try await withTemporaryFolder { folder in
             var (bytes, _) = try await journalAfterCrash(in: folder)
-            bytes[16 + 12 + 3] ^= 0x10
+            bytes[journalHeaderSize + 12 + 3] ^= 0x10
             try bytes.write(to: folder.journal)
             let error = await #expect(throws: RelayError.self) {
                 _ = try await DataPoint(storage: .file(at: folder.url))
             }
             #expect(error?.code == .corruptStore)
-            #expect(error?.offset == 16)
+            #expect(error?.offset == journalHeaderSize)
             #expect(try Data(contentsOf: folder.journal) == bytes)
         }
     }
@@ -101,11 +101,12 @@ struct StoreIntegrityTests {
         }
     }
 
-    @Test("S17: every journal record and the snapshot carry the standard CRC-32 of their bytes")
+    @Test("S17: every header, journal frame and snapshot carries the standard CRC-32 of its bytes")
     func standardChecksums() async throws {
         try await withTemporaryFolder { folder in
             let (journal, _) = try await journalAfterCrash(in: folder)
-            var offset = 16
+            #expect(journal.littleEndianInteger(at: 16, bytes: 4) == referenceCRC32(journal[0..<16]))
+            var offset = journalHeaderSize
             var records = 0
             while offset < journal.count {
                 let length = journal.littleEndianInteger(at: offset, bytes: 4)
@@ -119,26 +120,31 @@ struct StoreIntegrityTests {
             let point = try await DataPoint(storage: .file(at: folder.url))
             await point.shutdown()
             let snapshot = try Data(contentsOf: folder.url.appendingPathComponent("snapshot"))
-            let length = snapshot.littleEndianInteger(at: 16, bytes: 8)
-            #expect(snapshot.count == 28 + length)
-            #expect(snapshot.littleEndianInteger(at: 24, bytes: 4) == referenceCRC32(snapshot[28...]))
+            #expect(snapshot.littleEndianInteger(at: 16, bytes: 4) == referenceCRC32(snapshot[0..<16]))
+            let length = snapshot.littleEndianInteger(at: 20, bytes: 8)
+            #expect(snapshot.count == 32 + length)
+            #expect(snapshot.littleEndianInteger(at: 28, bytes: 4) == referenceCRC32(snapshot[32...]))
         }
     }
 
-    /// CRC-32 a bit at a time, straight from its definition, to check the store's table-driven one against.
-    private func referenceCRC32(_ bytes: Data) -> Int {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return Int(~crc)
+}
+
+/// The size of a store file's header in the current format: magic, version, generation and the header's CRC-32.
+let journalHeaderSize = 20
+
+/// CRC-32 a bit at a time, straight from its definition, to check the store's table-driven one against.
+func referenceCRC32(_ bytes: Data) -> Int {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
     }
+    return Int(~crc)
 }
 
 extension Data {
     /// The unsigned little-endian integer of `bytes` bytes at `offset` from the start.
-    fileprivate func littleEndianInteger(at offset: Int, bytes: Int) -> Int {
+    func littleEndianInteger(at offset: Int, bytes: Int) -> Int {
         (0..<bytes).reduce(0) { $0 | Int(self[startIndex + offset + $1]) << (8 * $1) }
     }
 }

@@ -55,6 +55,8 @@ struct ClockSource: Sendable {
     /// The clock time of a wall date, saturating far in the past or future.
     func time(of date: Date) -> Int64 {
         let nanoseconds = date.timeIntervalSince(origin) * 1e9
+        // Not a time at all: never, rather than a trap.
+        if nanoseconds.isNaN { return Int64.max / 2 }
         if nanoseconds >= Double(Int64.max / 2) { return Int64.max / 2 }
         if nanoseconds <= Double(Int64.min / 2) { return Int64.min / 2 }
         return Int64(nanoseconds)

@@ -150,8 +150,11 @@ extension DataPoint {
     ///   - date: When the hold ends, or `nil` to release it.
     ///   - context: Which hold to set; holds of different contexts combine.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` or
-    ///   ``RelayError/Code/operationFinished``.
+    ///   ``RelayError/Code/operationFinished``, or ``RelayError/Code/invalidArgument`` for a date that is not finite.
     public nonisolated func hold(_ id: UUID, until date: Date?, context: String? = nil) async throws {
+        if let date, !date.timeIntervalSinceReferenceDate.isFinite {
+            throw RelayError(.invalidArgument, "cannot hold \(id) until \(date): the date is not finite")
+        }
         try await core.hold(id, until: date, context: context)
     }
 

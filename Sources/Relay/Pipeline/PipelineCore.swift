@@ -218,7 +218,7 @@ final class PipelineCore: Sendable {
     /// section of their own: releasing them there kept every worker waiting while the index let go of each id.
     private static func releaseForgotten(
         in directory: inout OperationDirectory,
-        of state: StateLock<PipelineStateMachine>
+        of state: borrowing StateLock<PipelineStateMachine>
     ) -> [OperationRecord] {
         var forgotten: [Int32] = []
         var records: [OperationRecord] = []

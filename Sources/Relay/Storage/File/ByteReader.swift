@@ -86,8 +86,25 @@ struct ByteReader {
         UUID(uuid: try take(16).loadUnaligned(as: uuid_t.self))
     }
 
+    /// A date; a value that is not finite is damage, since no clock makes one.
     mutating func date() throws(Malformed) -> Date {
-        Date(timeIntervalSinceReferenceDate: try double())
+        let interval = try double()
+        guard interval.isFinite else { throw Malformed() }
+        return Date(timeIntervalSinceReferenceDate: interval)
+    }
+
+    /// A commit's snapshot number; one too large to be followed by more commits is damage.
+    mutating func snapshotNumber() throws(Malformed) -> UInt64 {
+        let value = try varint()
+        guard value <= UInt64(Int64.max) else { throw Malformed() }
+        return value
+    }
+
+    /// A count of attempts or a suspension count: never negative, and small enough to count on from.
+    mutating func counter() throws(Malformed) -> Int {
+        let value = try int()
+        guard value >= 0, value <= Int(Int32.max) / 2 else { throw Malformed() }
+        return value
     }
 
     mutating func duration() throws(Malformed) -> Duration {

@@ -111,7 +111,8 @@ public final class FileStorage: Storage {
     public func append(_ records: [StorageRecord]) -> StorageTicket {
         state.withLock { state in
             guard state.phase == .open else { return StorageTicket(position: state.appended) }
-            for record in records { StoreFormat.appendFrame(record, to: &state.pending) }
+            // One frame per transition: a torn tail keeps all of it or none of it.
+            StoreFormat.appendFrame(records, to: &state.pending)
             state.appended += UInt64(records.count)
             return StorageTicket(position: state.appended)
         }
@@ -345,41 +346,66 @@ public final class FileStorage: Storage {
 
     private struct Folded {
         var state: StoredState
-        var snapshotGeneration: UInt64
-        var journalGeneration: UInt64?
+        /// The generation the next journal continues from: the snapshot's, or the journal's when it was replayed.
+        var generation: UInt64
+        /// Whether the journal holds transitions the snapshot lacks, and must be kept.
+        var journalIsLive: Bool
         var journalLength: Int
         var validLength: Int
         var duplicateTerminals: Int
+        /// Whether a file was written by an earlier format version, and the store must be rewritten in this one.
+        var isOutdated: Bool
     }
 
     /// Reads the snapshot and the journal and folds them; the files are not changed.
+    ///
+    /// The two files' generations must agree (see ``StoreFormat``): a journal that is neither the snapshot's next nor
+    /// the one it folded, a journal that follows a snapshot that is missing, and a snapshot whose journal is missing are
+    /// damage, reported as ``RelayError/Code/corruptStore``, never read as an empty store.
     private static func fold(_ paths: Paths, retention: Duration) throws -> Folded {
         var builder = StoredStateBuilder()
-        var snapshotGeneration: UInt64 = 0
+        var snapshotHeader: StoreFormat.Header?
         if POSIXFile.exists(paths.snapshot) {
             let data = try read(paths.snapshot)
             let snapshot = try data.withUnsafeBytes { (bytes) throws in
                 try StoreFormat.readSnapshot(bytes, file: "snapshot")
             }
             builder = StoredStateBuilder(snapshot.state)
-            snapshotGeneration = snapshot.generation
+            snapshotHeader = snapshot.header
         }
         var report = RecoveryReport()
-        var journalGeneration: UInt64?
+        var journalHeader: StoreFormat.Header?
+        var journalIsLive = false
         var journalLength = 0
         var validLength = 0
         if POSIXFile.exists(paths.journal) {
             let data = try read(paths.journal)
             journalLength = data.count
-            let generation = try data.withUnsafeBytes { (bytes) throws in
+            let header = try data.withUnsafeBytes { (bytes) throws in
                 try StoreFormat.readHeader(bytes, magic: StoreFormat.journalMagic, file: "journal")
             }
-            journalGeneration = generation
+            journalHeader = header
             validLength = journalLength
-            // A journal no newer than the snapshot was folded into it just before a crash.
-            if generation > snapshotGeneration {
+            let folded = snapshotHeader?.generation ?? 0
+            switch header.generation {
+            case folded + 1:
+                journalIsLive = true
+            case folded where snapshotHeader != nil:
+                // Folded into the snapshot just before a crash.
+                break
+            default:
+                let expected = snapshotHeader == nil ? "1, since there is no snapshot" : "\(folded) or \(folded + 1)"
+                throw RelayError(
+                    .corruptStore,
+                    "journal has generation \(header.generation) where the snapshot calls for \(expected)",
+                    offset: 8
+                )
+            }
+            if journalIsLive {
                 let walked = try data.withUnsafeBytes { (bytes) throws in
-                    try StoreFormat.readJournal(bytes, file: "journal") { builder.apply($0) }
+                    try StoreFormat.readJournal(bytes, header: header, file: "journal") { records in
+                        for record in records { builder.apply(record) }
+                    }
                 }
                 validLength = walked.validLength
                 report.recordsReplayed = walked.records
@@ -388,6 +414,8 @@ public final class FileStorage: Storage {
                     report.truncatedBytes = journalLength - validLength
                 }
             }
+        } else if snapshotHeader != nil {
+            throw RelayError(.corruptStore, "the journal is missing beside the snapshot")
         }
         let cutoff = builder.latestDate.map { $0.addingTimeInterval(-retention.relaySeconds) }
         report.interruptedOperations = builder.interruptedCount
@@ -395,13 +423,15 @@ public final class FileStorage: Storage {
         var state = builder.build(forgettingFinishedBefore: cutoff)
         report.operationsRecovered = state.operations.count
         state.recovery = report
+        let versions = [snapshotHeader?.version, journalHeader?.version].compactMap { $0 }
         return Folded(
             state: state,
-            snapshotGeneration: snapshotGeneration,
-            journalGeneration: journalGeneration,
+            generation: journalIsLive ? journalHeader!.generation : snapshotHeader?.generation ?? 0,
+            journalIsLive: journalIsLive,
             journalLength: journalLength,
             validLength: validLength,
-            duplicateTerminals: duplicateTerminals
+            duplicateTerminals: duplicateTerminals,
+            isOutdated: versions.contains { $0 < StoreFormat.version }
         )
     }
 
@@ -413,13 +443,23 @@ public final class FileStorage: Storage {
         var journalSize: Int
     }
 
-    /// Folds the files, truncates a torn tail, and opens the journal for appending.
+    /// Folds the files, truncates a torn tail, rewrites a store of an earlier format version in this one, and opens
+    /// the journal for appending.
     private static func recover(_ paths: Paths, retention: Duration, lock: Int32) throws -> Opened {
         let folded = try fold(paths, retention: retention)
-        var generation = folded.journalGeneration ?? 0
+        var generation = folded.generation
         var journalSize = folded.validLength
-        if folded.journalGeneration == nil || generation <= folded.snapshotGeneration {
-            generation = folded.snapshotGeneration + 1
+        let keepsJournal = folded.journalIsLive && !folded.isOutdated
+        if folded.isOutdated {
+            // Fold everything into a snapshot of this version, as a compaction would, and start a journal after it.
+            try POSIXFile.replace(
+                paths.snapshot,
+                with: StoreFormat.snapshot(folded.state, generation: generation),
+                folder: paths.folder
+            )
+        }
+        if !keepsJournal {
+            generation += 1
             try POSIXFile.replace(
                 paths.journal,
                 with: StoreFormat.emptyJournal(generation: generation),
@@ -428,7 +468,7 @@ public final class FileStorage: Storage {
             journalSize = StoreFormat.headerSize
         }
         let journal = try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
-        if folded.validLength < folded.journalLength, journalSize == folded.validLength {
+        if keepsJournal, folded.validLength < folded.journalLength {
             do {
                 try POSIXFile.truncate(journal, to: folded.validLength, path: paths.journal)
                 try POSIXFile.sync(journal, path: paths.journal)

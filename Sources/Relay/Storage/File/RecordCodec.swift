@@ -71,7 +71,7 @@ enum RecordCodec {
         guard let tag = Tag(rawValue: try reader.byte()) else { throw ByteReader.Malformed() }
         switch tag {
         case .commit:
-            let snapshot = try reader.varint()
+            let snapshot = try reader.snapshotNumber()
             let date = try reader.date()
             let count = try reader.count()
             var operations: [CallOperation] = []
@@ -79,13 +79,13 @@ enum RecordCodec {
             for _ in 0..<count { operations.append(try decodeOperation(from: &reader)) }
             return .commit(snapshot: snapshot, operations: operations, at: date)
         case .started:
-            return .started(try reader.uuid(), attempt: try reader.int(), at: try reader.date())
+            return .started(try reader.uuid(), attempt: try reader.counter(), at: try reader.date())
         case .retryScheduled:
-            return .retryScheduled(try reader.uuid(), attempt: try reader.int(), at: try reader.date())
+            return .retryScheduled(try reader.uuid(), attempt: try reader.counter(), at: try reader.date())
         case .interrupted:
             return .interrupted(try reader.uuid(), at: try reader.date())
         case .attemptReturned:
-            return .attemptReturned(try reader.uuid(), attempts: try reader.int())
+            return .attemptReturned(try reader.uuid(), attempts: try reader.counter())
         case .finished:
             return .finished(try reader.uuid(), try decodeResult(from: &reader), at: try reader.date())
         case .held:
@@ -104,7 +104,7 @@ enum RecordCodec {
             let name = try reader.optional { (reader) throws(ByteReader.Malformed) in
                 CallSequence.Name(rawValue: try reader.string())
             }
-            return .suspensionChanged(name, count: try reader.int())
+            return .suspensionChanged(name, count: try reader.counter())
         }
     }
 
@@ -154,8 +154,18 @@ enum RecordCodec {
         guard let jitter = RetryPolicy.Jitter(rawValue: try reader.string()),
             let onFailure = CallOperation.DependencyFailurePolicy(rawValue: try reader.string())
         else { throw ByteReader.Malformed() }
-        let snapshot = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.varint() }
+        let snapshot = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.snapshotNumber() }
         let key = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.string() }
+        let policy = RetryPolicy(
+            maximumAttempts: maximumAttempts,
+            initialDelay: initialDelay,
+            multiplier: multiplier,
+            maximumDelay: maximumDelay,
+            maximumElapsed: maximumElapsed,
+            jitter: jitter
+        )
+        // Enqueue refuses such a policy, so a stored one is damage.
+        guard policy.validationFailure == nil else { throw ByteReader.Malformed() }
         var operation = CallOperation(
             id: id,
             kind: kind,
@@ -164,14 +174,7 @@ enum RecordCodec {
             priority: priority,
             payload: payload,
             persistentUserInfo: userInfo,
-            retryPolicy: RetryPolicy(
-                maximumAttempts: maximumAttempts,
-                initialDelay: initialDelay,
-                multiplier: multiplier,
-                maximumDelay: maximumDelay,
-                maximumElapsed: maximumElapsed,
-                jitter: jitter
-            ),
+            retryPolicy: policy,
             onDependencyFailure: onFailure,
             idempotencyKey: key
         )
@@ -205,7 +208,7 @@ enum RecordCodec {
         switch try reader.byte() {
         case 0: .completed(try reader.blob())
         case 1: .skipped
-        case 2: .failed(CallFailure(reason: try reader.string(), attempts: try reader.int()))
+        case 2: .failed(CallFailure(reason: try reader.string(), attempts: try reader.counter()))
         case 3: .cancelled(.requested)
         case 4: .cancelled(.dependencyFailed(try reader.uuid()))
         case 5: .cancelled(.dependencyCancelled(try reader.uuid()))
@@ -243,7 +246,7 @@ enum RecordCodec {
     }
 
     static func decodeState(from reader: inout ByteReader) throws(ByteReader.Malformed) -> StoredState {
-        var state = StoredState(lastSnapshot: try reader.varint(), suspensionCount: try reader.int())
+        var state = StoredState(lastSnapshot: try reader.snapshotNumber(), suspensionCount: try reader.counter())
         for _ in 0..<(try reader.count()) {
             let name = CallSequence.Name(rawValue: try reader.string())
             let bunchSize = try reader.int()
@@ -252,14 +255,14 @@ enum RecordCodec {
             }
             state.sequences.append(
                 StoredSequence(
-                    name: name, bunchSize: bunchSize, algorithm: algorithm, suspensionCount: try reader.int())
+                    name: name, bunchSize: bunchSize, algorithm: algorithm, suspensionCount: try reader.counter())
             )
         }
         let count = try reader.count()
         state.operations.reserveCapacity(count)
         for _ in 0..<count {
             let operation = try decodeOperation(from: &reader)
-            let attempts = try reader.int()
+            let attempts = try reader.counter()
             let enqueuedAt = try reader.date()
             let firstStartedAt = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.date() }
             let result = try reader.optional { (reader) throws(ByteReader.Malformed) in try decodeResult(from: &reader)

@@ -2,37 +2,56 @@ import Foundation
 
 /// The on-disk format of a file store.
 ///
-/// A folder holds `snapshot` (the folded state), `journal` (records since that snapshot) and `lock`. Both data files
-/// start with a 16-byte header: a 4-byte magic, a little-endian `UInt32` format version and a `UInt64` generation.
-/// A snapshot's generation is the last journal generation it has folded in; a journal whose generation is not newer
-/// than the snapshot's is already folded and is ignored.
+/// A folder holds `snapshot` (the folded state), `journal` (the transitions since that snapshot) and `lock`. Both data
+/// files start with a header: a 4-byte magic, a little-endian `UInt32` format version, a `UInt64` generation and, from
+/// version 2, a CRC-32 of those 16 bytes. A snapshot's generation is the last journal generation it has folded in. The
+/// journal's generation is the snapshot's plus one, or equal to it when a compaction stopped after writing the snapshot
+/// and before starting the new journal: that journal is folded in already, and is ignored. Any other pair is damage.
 ///
-/// A journal record is framed as its length (`UInt32`), the length's complement (`UInt32`), a CRC-32 of the payload
-/// (`UInt32`), then the payload. A snapshot's body follows its header as its length (`UInt64`), a CRC-32, then the
-/// body.
+/// A journal frame is its payload's length (`UInt32`), the length's complement (`UInt32`), a CRC-32 of the payload
+/// (`UInt32`), then the payload. From version 2, a frame holds every record of one transition (a count, then the
+/// records), so a torn tail keeps all of a transition or none of it; a version 1 frame holds one record. A snapshot's
+/// body follows its header as its length (`UInt64`), a CRC-32, then the body.
+///
+/// Stores of version 1 open unchanged: opening one folds it into a version 2 snapshot and journal.
 enum StoreFormat {
-    static let version: UInt32 = 1
-    static let headerSize = 16
+    /// The version this build writes; it reads every version from 1 up to it.
+    static let version: UInt32 = 2
+    /// The size of a header of the current version.
+    static let headerSize = 20
     static let frameHeaderSize = 12
     static let journalMagic: [UInt8] = Array("RLYJ".utf8)
     static let snapshotMagic: [UInt8] = Array("RLYS".utf8)
+    /// Generations above this are damage: a store adds one per compaction, and must be able to add more.
+    static let largestGeneration = UInt64(Int64.max)
+
+    /// A file's header, as read.
+    struct Header: Sendable, Equatable {
+        var version: UInt32
+        var generation: UInt64
+
+        /// Where the file's content starts.
+        var size: Int { version >= 2 ? StoreFormat.headerSize : 16 }
+    }
 
     static func header(magic: [UInt8], generation: UInt64) -> ByteWriter {
         var writer = ByteWriter()
         writer.bytes.append(contentsOf: magic)
         writer.fixed32(version)
         writer.fixed64(generation)
+        writer.fixed32(writer.bytes.withUnsafeBytes(CRC32.checksum))
         return writer
     }
 
-    /// Appends one framed record.
+    /// Appends one frame holding every record of one transition.
     ///
     /// The payload is encoded in place after a reserved frame header, which is filled in afterwards: appends run
     /// under the pipeline's lock, so they copy nothing twice.
-    static func appendFrame(_ record: StorageRecord, to writer: inout ByteWriter) {
+    static func appendFrame(_ records: [StorageRecord], to writer: inout ByteWriter) {
         let start = writer.bytes.count
         writer.bytes.append(contentsOf: repeatElement(0, count: frameHeaderSize))
-        RecordCodec.encode(record, into: &writer)
+        writer.varint(UInt64(records.count))
+        for record in records { RecordCodec.encode(record, into: &writer) }
         let payloadStart = start + frameHeaderSize
         let length = UInt32(writer.bytes.count - payloadStart)
         writer.bytes.withUnsafeMutableBytes { bytes in
@@ -61,13 +80,13 @@ enum StoreFormat {
         RelayError(.corruptStore, "\(file) is corrupt at byte \(offset): \(what)", offset: offset)
     }
 
-    /// Reads and checks a header; returns its generation.
+    /// Reads and checks a header.
     static func readHeader(
         _ bytes: UnsafeRawBufferPointer,
         magic: [UInt8],
         file: String
-    ) throws(RelayError) -> UInt64 {
-        guard bytes.count >= headerSize else { throw corrupt(file, at: 0, "the header is incomplete") }
+    ) throws(RelayError) -> Header {
+        guard bytes.count >= 16 else { throw corrupt(file, at: 0, "the header is incomplete") }
         guard Array(bytes[0..<4]) == magic else { throw corrupt(file, at: 0, "it is not a Relay store file") }
         var reader = ByteReader(bytes, offset: 4)
         guard let version = try? reader.fixed32(), let generation = try? reader.fixed64() else {
@@ -79,36 +98,51 @@ enum StoreFormat {
                 "\(file) has format version \(version); this build of Relay reads versions up to \(Self.version)"
             )
         }
-        return generation
+        guard version >= 1 else { throw corrupt(file, at: 4, "format version 0 does not exist") }
+        let header = Header(version: version, generation: generation)
+        if version >= 2 {
+            guard bytes.count >= header.size, let checksum = try? reader.fixed32() else {
+                throw corrupt(file, at: 16, "the header is incomplete")
+            }
+            guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<16])) == checksum else {
+                throw corrupt(file, at: 0, "the header's checksum does not match")
+            }
+        }
+        guard generation >= 1, generation <= largestGeneration else {
+            throw corrupt(file, at: 8, "generation \(generation) is out of range")
+        }
+        return header
     }
 
     static func readSnapshot(_ bytes: UnsafeRawBufferPointer, file: String) throws(RelayError) -> (
-        state: StoredState, generation: UInt64
+        state: StoredState, header: Header
     ) {
-        let generation = try readHeader(bytes, magic: snapshotMagic, file: file)
-        var reader = ByteReader(bytes, offset: headerSize)
+        let header = try readHeader(bytes, magic: snapshotMagic, file: file)
+        var reader = ByteReader(bytes, offset: header.size)
         guard let length = try? reader.fixed64(), let checksum = try? reader.fixed32(),
             length <= UInt64(reader.remaining)
-        else { throw corrupt(file, at: headerSize, "the body's length is wrong") }
+        else { throw corrupt(file, at: header.size, "the body's length is wrong") }
         let body = UnsafeRawBufferPointer(rebasing: bytes[reader.offset..<reader.offset + Int(length)])
         guard CRC32.checksum(body) == checksum else { throw corrupt(file, at: reader.offset, "checksum mismatch") }
         var bodyReader = ByteReader(body)
         guard let state = try? RecordCodec.decodeState(from: &bodyReader), bodyReader.isAtEnd else {
-            throw corrupt(file, at: headerSize, "the body does not decode")
+            throw corrupt(file, at: header.size, "the body does not decode")
         }
-        return (state, generation)
+        return (state, header)
     }
 
-    /// Walks a journal's records after its header.
+    /// Walks a journal's frames after its header, and hands each frame's records to `apply` once the whole frame
+    /// decodes.
     ///
-    /// Returns where the valid records end: the file's length, or the start of a torn last record. A damaged record
-    /// that is followed by more data is corruption, never a torn tail.
+    /// Returns where the valid frames end: the file's length, or the start of a torn last frame. A damaged frame that is
+    /// followed by more data is corruption, never a torn tail.
     static func readJournal(
         _ bytes: UnsafeRawBufferPointer,
+        header: Header,
         file: String,
-        _ apply: (StorageRecord) -> Void
+        _ apply: ([StorageRecord]) -> Void
     ) throws(RelayError) -> (validLength: Int, records: Int) {
-        var offset = headerSize
+        var offset = header.size
         var records = 0
         while offset < bytes.count {
             let rest = bytes.count - offset
@@ -133,13 +167,27 @@ enum StoreFormat {
                 throw corrupt(file, at: offset, "checksum mismatch")
             }
             var payloadReader = ByteReader(payload)
-            guard let record = try? RecordCodec.decodeRecord(from: &payloadReader), payloadReader.isAtEnd else {
+            guard let frame = try? decodeFrame(from: &payloadReader, version: header.version),
+                payloadReader.isAtEnd
+            else {
                 throw corrupt(file, at: offset, "a record does not decode")
             }
-            apply(record)
-            records += 1
+            apply(frame)
+            records += frame.count
             offset = end
         }
         return (offset, records)
+    }
+
+    private static func decodeFrame(
+        from reader: inout ByteReader,
+        version: UInt32
+    ) throws(ByteReader.Malformed) -> [StorageRecord] {
+        guard version >= 2 else { return [try RecordCodec.decodeRecord(from: &reader)] }
+        let count = try reader.count()
+        var records: [StorageRecord] = []
+        records.reserveCapacity(count)
+        for _ in 0..<count { records.append(try RecordCodec.decodeRecord(from: &reader)) }
+        return records
     }
 }
