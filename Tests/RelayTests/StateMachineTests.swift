@@ -245,7 +245,7 @@ struct StateMachineTests {
         // Their records wait beside their ids, for whoever releases those, usually the committing task that made them.
         #expect(Set(machine.forgottenRecords.map(\.id)) == [first.id, dependent.id])
         machine.takeEffects().perform()
-        #expect(record?.settledOutcome != nil)
+        #expect(record?.outcome.settled != nil)
 
         swap(&machine.directory, &directory)
         machine.releaseForgotten(in: &directory)

@@ -14,20 +14,16 @@ import Foundation
 ///   operation itself; use ``DataPoint/cancel(_:)`` for that. Every wait is resumed exactly once: with the outcome,
 ///   or with a ``RelayError/Code/shutdown`` error if the DataPoint shuts down first.
 ///
-/// A handle keeps its operation's outcome for as long as it lives, and with it the outcomes of the operations
-/// enqueued beside it in the same call, up to 63 of them: those outcomes share one allocation, so that making and
-/// dropping the handles of a large commit costs little. Drop handles you no longer await.
+/// A handle keeps its own operation's outcome for as long as it lives, and nothing else.
 public struct CallHandle: Sendable, Hashable, Identifiable {
     /// The operation's id.
     public let id: UUID
     let core: PipelineCore
-    @usableFromInline let outcomes: OutcomeBlock
-    @usableFromInline let index: Int32
+    @usableFromInline let settlement: OperationOutcome
 
     init(record: OperationRecord, core: PipelineCore) {
         id = record.id
-        outcomes = record.outcomes
-        index = record.index
+        settlement = record.outcome
         self.core = core
     }
 
@@ -42,8 +38,8 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         get async throws {
             // Most handles are awaited after their operation ended. Inlined, reading that outcome costs no call into
             // an async function, which first checks which executor to run on.
-            if let settled = outcomes.settledOutcome(at: index) { return try settled.get() }
-            return try await outcomes.outcome(at: index)
+            if let settled = settlement.settled { return try settled.get() }
+            return try await settlement.value()
         }
     }
 

@@ -1,9 +1,7 @@
 /// What a transition asks the core to do after it releases the lock: resume waiters and wake event subscribers.
 struct PipelineEffects: Sendable {
-    /// Outcomes to hand to records, which resume their waiters, once the transition is durable.
-    var settlements: [(OperationRecord, Result<CallResult, RelayError>)] = []
-    /// Waiters of outcomes recorded already, with storage that keeps no records and so is always durable.
-    var results: [(CheckedContinuation<CallResult, any Error>, Result<CallResult, any Error>)] = []
+    /// Outcomes to settle, which resumes the handles' waiters, once the transition is durable.
+    var settlements: [(OperationOutcome, Result<CallResult, RelayError>)] = []
     var signals: [CheckedContinuation<Void, Never>] = []
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
     var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
@@ -13,7 +11,7 @@ struct PipelineEffects: Sendable {
     var released: [OperationRecord] = []
 
     var isEmpty: Bool {
-        settlements.isEmpty && results.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty
+        settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty
             && sinks.isEmpty && released.isEmpty
     }
 
@@ -27,7 +25,6 @@ struct PipelineEffects: Sendable {
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
         for continuation in signals { continuation.resume() }
-        for (record, outcome) in settlements { record.settle(outcome) }
-        for (continuation, result) in results { continuation.resume(with: result) }
+        for (outcome, result) in settlements { outcome.settle(result) }
     }
 }

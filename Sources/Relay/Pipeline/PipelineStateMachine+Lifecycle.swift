@@ -148,7 +148,7 @@ extension PipelineStateMachine {
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
             if let result = entry.result {
-                if recording { finishedResults[number] = result }
+                finishedResults[number] = result
                 settle(record, .success(result))
             }
             if !contexts.isEmpty { holds[number] = contexts }

@@ -132,8 +132,7 @@ struct PipelineStateMachine: Sendable {
     var forgottenRecords: [OperationRecord] = []
     /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
     var lastSweep: Int64 = 0
-    /// The result of each finished operation while storage keeps records, whose own records hear of it only once it
-    /// is durable; without storage records, the record holds it from the moment it finishes.
+    /// The result of each finished operation; handles hear of it only once it is durable.
     var finishedResults: [Int32: CallResult] = [:]
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
@@ -168,20 +167,12 @@ struct PipelineStateMachine: Sendable {
     /// A finished operation's result.
     func result(of slot: Int32) -> CallResult? {
         guard slots[Int(slot)].phase == .finished else { return nil }
-        if recording { return finishedResults[slot] }
-        return try? slots[Int(slot)].record.settledOutcome?.get()
+        return finishedResults[slot]
     }
 
-    /// Hands an outcome to its record: at once when storage keeps no records (every transition is durable as it
-    /// happens, so only the waiters wait for the lock to be released), or else after the transition is durable.
-    ///
-    /// Settling volatile outcomes after the lock instead shortened the critical section but measured slower.
+    /// Hands an outcome to the operation's handles once the transition is durable, whatever the store.
     mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {
-        guard recording else {
-            for waiter in record.record(outcome) { effects.results.append((waiter, outcome.mapError { $0 })) }
-            return
-        }
-        effects.settlements.append((record, outcome))
+        effects.settlements.append((record.outcome, outcome))
     }
 
     func date(_ time: Int64) -> Date {
