@@ -13,7 +13,7 @@ struct HandleMemoryTests {
             let operations = (0..<3).map { CallOperation(kind: .echo, payload: Data([UInt8($0)])) }
             var handles = try await point.enqueue(operations)
             let kept = handles[0]
-            weak let other = handles[1].settlement
+            weak let other = handles[1].record
             for handle in handles { _ = try await handle.value }
             handles.removeAll()
             // A commit lets go of what workers forgot since the last one.

@@ -154,7 +154,7 @@ struct StateMachineTests {
         machine.workers[1] = WorkerState(lane: lane)
         _ = startNext(&machine, lane: lane, worker: 1)
         #expect(machine.hub.nextSequenceNumber == 1)
-        #expect(machine.effects.sinks.isEmpty)
+        #expect(machine.hub.takeSteps().isEmpty)
     }
 
     @Test("S2: a rejected commit leaves the table, index and records as they were")
@@ -217,7 +217,7 @@ struct StateMachineTests {
         #expect(record == nil)
     }
 
-    @Test("S16: with a window of zero, a worker forgets what it finishes; the directory frees it before any lookup")
+    @Test("S16: with a window of zero, a worker forgets what it finishes, its id and its record, in that transition")
     func zeroWindowForgetsAtFinish() throws {
         var (machine, lane) = try self.machine(retention: 0)
         let first = CallOperation(kind: "noop")
@@ -235,63 +235,29 @@ struct StateMachineTests {
         #expect(machine.lookup(dependent.id) != nil)
         _ = machine.takeEffects()
 
-        // A worker's transition runs without the directory: the slots are vacated at once, their ids wait.
-        var directory = OperationDirectory.lent
-        swap(&machine.directory, &directory)
+        // The dependency's end forgets both, ids and slots, and hands their records out with the effects.
         machine.finish(slot, worker: worker, end: .outcome(.completed(Data())), now: 2)
-        swap(&machine.directory, &directory)
-        #expect(machine.forgotten.count == 2)
         #expect(machine.slots[Int(slot)].phase == .free)
-        // Their records wait beside their ids, for whoever releases those, usually the committing task that made them.
-        #expect(Set(machine.forgottenRecords.map(\.id)) == [first.id, dependent.id])
-        machine.takeEffects().perform()
-        #expect(record?.outcome.settled != nil)
-
-        swap(&machine.directory, &directory)
-        machine.releaseForgotten(in: &directory)
-        swap(&machine.directory, &directory)
-        #expect(machine.forgotten.isEmpty)
-        #expect(machine.forgottenRecords.isEmpty)
+        #expect(machine.lookup(first.id) == nil)
+        #expect(machine.lookup(dependent.id) == nil)
         do {
             let effects = machine.takeEffects()
             #expect(Set(effects.released.map(\.id)) == [first.id, dependent.id])
+            effects.perform()
+            #expect(record?.settled != nil)
         }
         #expect(record == nil)
-        #expect(machine.lookup(first.id) == nil)
-        #expect(machine.lookup(dependent.id) == nil)
-        // With the directory present, as in every transition that holds it, the id goes as the operation ends.
-        let next = CallOperation(kind: "noop")
-        try machine.enqueue([next], now: 3)
-        let cancelled = try machine.cancel(next.id, now: 4)
-        #expect(cancelled)
-        #expect(machine.forgotten.isEmpty)
-        #expect(machine.lookup(next.id) == nil)
     }
 
-    @Test("S5/S16: a dependency forgotten while the directory admits its dependent is found out; nothing waits for it")
-    func dependencyForgottenDuringAdmission() throws {
+    @Test("S5/S16: a dependency forgotten before its dependent is committed is an unknown dependency; nothing waits")
+    func dependencyForgottenBeforeCommit() throws {
         var (machine, lane) = try self.machine(retention: 0)
         let dependency = CallOperation(kind: "noop")
         try machine.enqueue([dependency], now: 0)
         let (worker, job) = try spawnAndStart(&machine, lane: lane)
-
-        // As a commit does: the directory admits the dependent under its own lock, and meanwhile a worker, without
-        // the directory, finishes the dependency and so forgets it.
-        let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
-        var directory = OperationDirectory.lent
-        swap(&machine.directory, &directory)
-        let limits = machine.limits
-        let admission = directory.admit([dependent], preparation: CommitPreparation([dependent], limits: limits))
-        #expect(admission.dependencyError == nil)
-        #expect(!machine.namesForgottenOperation(admission))
         machine.finish(job.slot, worker: worker, end: .outcome(.completed(Data())), now: 1)
-        #expect(machine.namesForgottenOperation(admission))
 
-        // The commit then gives its slots back and commits again with the directory in hand: the dependency is
-        // forgotten, so the dependent is refused, as with any unknown dependency, rather than left waiting.
-        directory.giveBack(admission.fresh)
-        machine.releaseForgotten(in: &directory)
-        swap(&machine.directory, &directory)
+        let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
         let error = #expect(throws: RelayError.self) { try machine.enqueue([dependent], now: 2) }
         #expect(error?.code == .unknownDependency)
         #expect(machine.lookup(dependent.id) == nil)
@@ -638,28 +604,15 @@ struct StateMachineTests {
         if case .found = find(UUID()) { Issue.record("an unknown id was found") }
     }
 
-    @Test("S16: with no retention, an idle worker's release frees every forgotten id, and yields to a holding commit")
-    func idleWorkersReleaseForgottenIDs() async throws {
+    @Test("S16: with no retention, every finished operation leaves the directory with no commit after it")
+    func zeroRetentionEmptiesTheDirectory() async throws {
         let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
         try await withManualPoint(configuration: configuration) { point, _ in
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
-            let core = point.core
             let handles = try await point.enqueue((0..<500).map { _ in CallOperation(kind: .noop) })
             for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
-
-            // While a commit holds the directory, the release gives way at once and leaves the list for that commit.
-            core.directory.withLock { directory in
-                let listed = directory.count
-                let forgotten = core.state.withLock { $0.forgotten.count }
-                core.releaseForgottenIfIdle()
-                #expect(directory.count == listed)
-                #expect(core.state.withLock { $0.forgotten.count } == forgotten)
-                #expect(listed == forgotten)
-            }
-            // Otherwise every finished operation leaves the directory, with no commit after them.
-            core.releaseForgottenIfIdle()
-            #expect(core.directory.withLock { $0.count } == 0)
-            #expect(core.state.withLock { $0.forgotten.isEmpty })
+            await point.idle()
+            #expect(point.core.read { $0.directory.count } == 0)
             #expect(point.metrics().total.completed == 500)
         }
     }

@@ -215,7 +215,7 @@ extension DataPoint {
     ///
     /// - Returns: The snapshot.
     public nonisolated func metrics() -> MetricsSnapshot {
-        core.read { $0.metricsSnapshot() }
+        core.read { $0.metricsSnapshot(droppedEvents: core.events.droppedEvents) }
     }
 
     /// A snapshot of the metrics after every interval on the DataPoint's clock.

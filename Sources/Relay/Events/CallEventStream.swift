@@ -35,8 +35,6 @@ public struct CallEventStream: AsyncSequence, Sendable {
         private var nextBatch = 0
         private var batch: [CallEvent] = []
         private var index = 0
-        /// The largest batch read so far, emptied and handed back with the next take.
-        private var spent: [CallEvent] = []
 
         init(lifetime: SubscriptionLifetime) {
             self.lifetime = lifetime
@@ -47,15 +45,11 @@ public struct CallEventStream: AsyncSequence, Sendable {
         /// - Returns: The next event.
         public mutating func next() async -> CallEvent? {
             while index == batch.count {
-                if batch.capacity > spent.capacity { swap(&batch, &spent) }
                 batch = []
                 if nextBatch == taken.batches.count {
-                    var handBack: [CallEvent] = []
-                    swap(&handBack, &spent)
-                    handBack.removeAll(keepingCapacity: true)
                     nextBatch = 0
                     index = 0
-                    guard await lifetime.subscription.nextBatch(into: &taken, returning: consume handBack) else {
+                    guard await lifetime.subscription.nextBatch(into: &taken) else {
                         taken = EventSubscription.Taken()
                         return nil
                     }

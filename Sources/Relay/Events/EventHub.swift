@@ -2,17 +2,19 @@ import Foundation
 
 /// The subscribers of a pipeline and the numbering of its events; lives inside the pipeline's state.
 ///
-/// Events for subscribers to everything are gathered during a transition and handed over in one batch at its end,
-/// so a commit of a thousand operations costs each subscriber one lock, not a thousand.
+/// A transition's events are gathered here and taken at its end as steps for the ``EventOutbox``, which hands them to
+/// the subscribers once the transition is durable. Events for subscribers to everything go out as one batch per
+/// transition, so a commit of a thousand operations costs each subscriber one lock, not a thousand.
 struct EventHub: Sendable {
     private var everything: [(id: UInt64, sink: any EventSink)] = []
     private var pending: [CallEvent] = []
+    /// Steps for subscribers of one operation, and closes, in the order they arose.
+    private var steps: [EventOutbox.Step] = []
     /// How many events the last transition gathered; the next batch starts with that much room.
     private var lastBatchSize = 0
     private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
-    private(set) var droppedEvents = 0
 
     /// Whether any subscriber exists; when not, events are never built.
     var isActive: Bool { !everything.isEmpty || !perOperation.isEmpty }
@@ -44,14 +46,14 @@ struct EventHub: Sendable {
         }
     }
 
-    /// Numbers an event and hands it to every interested sink; sinks to wake are appended to `wakes`.
-    mutating func publish(
-        operationID: UUID?,
-        sequenceName: CallSequence.Name?,
-        kind: CallEvent.Kind,
-        date: Date,
-        wakes: inout [any EventSink]
-    ) {
+    /// Ends a subscriber's stream after the events gathered so far.
+    mutating func close(_ sink: any EventSink) {
+        flushEverything()
+        steps.append(.close(sink))
+    }
+
+    /// Numbers an event and gathers it for every interested subscriber.
+    mutating func publish(operationID: UUID?, sequenceName: CallSequence.Name?, kind: CallEvent.Kind, date: Date) {
         let event = CallEvent(
             sequenceNumber: nextSequenceNumber,
             date: date,
@@ -65,52 +67,35 @@ struct EventHub: Sendable {
             pending.append(event)
         }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
-        for follower in followers {
-            deliver([event], to: follower.sink, wakes: &wakes)
-        }
+        for follower in followers { steps.append(.deliver(follower.sink, [event])) }
         if kind.isTerminal {
             perOperation[operationID] = nil
-            for follower in followers where follower.sink.close() {
-                wakes.append(follower.sink)
-            }
+            for follower in followers { steps.append(.close(follower.sink)) }
         }
     }
 
-    /// Hands the transition's gathered events to every subscriber of everything; called before the lock is released.
-    mutating func flush(wakes: inout [any EventSink]) {
+    /// The transition's steps, for the outbox; the hub starts the next transition empty.
+    mutating func takeSteps() -> [EventOutbox.Step] {
+        flushEverything()
+        var taken: [EventOutbox.Step] = []
+        swap(&taken, &steps)
+        return taken
+    }
+
+    /// Turns the gathered batch for subscribers to everything into one step per subscriber.
+    private mutating func flushEverything() {
         guard !pending.isEmpty else { return }
-        // Subscribers keep the array itself; the next events go into one a subscriber has emptied, if any.
-        var next: [CallEvent] = []
-        for subscriber in everything {
-            let spare = deliver(pending, to: subscriber.sink, wakes: &wakes)
-            if spare.capacity > next.capacity { next = spare }
-        }
+        for subscriber in everything { steps.append(.deliver(subscriber.sink, pending)) }
         lastBatchSize = pending.count
-        pending = next
-    }
-
-    @discardableResult
-    private mutating func deliver(
-        _ events: [CallEvent],
-        to sink: any EventSink,
-        wakes: inout [any EventSink]
-    ) -> [CallEvent] {
-        let delivery = sink.receive(events)
-        droppedEvents += delivery.dropped
-        if delivery.needsWake { wakes.append(sink) }
-        return delivery.spare
+        pending = []
     }
 
     /// Ends every stream, at shutdown.
-    mutating func closeAll(wakes: inout [any EventSink]) {
-        flush(wakes: &wakes)
-        for subscriber in everything where subscriber.sink.close() {
-            wakes.append(subscriber.sink)
-        }
+    mutating func closeAll() {
+        flushEverything()
+        for subscriber in everything { steps.append(.close(subscriber.sink)) }
         for followers in perOperation.values {
-            for follower in followers where follower.sink.close() {
-                wakes.append(follower.sink)
-            }
+            for follower in followers { steps.append(.close(follower.sink)) }
         }
         everything.removeAll()
         perOperation.removeAll()

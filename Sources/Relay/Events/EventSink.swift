@@ -1,8 +1,8 @@
 /// Something that receives a DataPoint's events: a subscriber's stream, or a test recorder.
 ///
-/// - Important: ``receive(_:)`` and ``close()`` are called under the pipeline's lock, so they must be quick and must
-///   not call back into the DataPoint. Anything slow, such as resuming a waiting consumer, belongs in ``wake()``,
-///   which the pipeline calls after releasing its lock.
+/// - Important: ``receive(_:)`` and ``close()`` are called under the event outbox's lock, once the transitions they
+///   report are durable, so they must be quick and must not call back into the DataPoint. Anything slow, such as
+///   resuming a waiting consumer, belongs in ``wake()``, which the outbox calls after releasing its lock.
 package protocol EventSink: AnyObject, Sendable {
     /// Takes the events of one transition, oldest first; returns what the pipeline must do after releasing its lock.
     func receive(_ events: [CallEvent]) -> EventDelivery
@@ -16,17 +16,13 @@ package protocol EventSink: AnyObject, Sendable {
 
 /// What delivering events to a sink requires.
 package struct EventDelivery: Sendable {
-    /// The sink must be woken after the pipeline's lock is released.
+    /// The sink must be woken after the outbox's lock is released.
     package var needsWake: Bool
     /// How many older events the sink dropped to make room.
     package var dropped: Int
 
-    /// An empty array with room, which the pipeline fills with its next events instead of allocating.
-    package var spare: [CallEvent]
-
-    package init(needsWake: Bool, dropped: Int, spare: [CallEvent] = []) {
+    package init(needsWake: Bool, dropped: Int) {
         self.needsWake = needsWake
         self.dropped = dropped
-        self.spare = spare
     }
 }

@@ -22,16 +22,10 @@ final class EventSubscription: EventSink {
         var count = 0
         var dropped = 0
         var lastDropped: CallEvent?
-        /// A batch the consumer has emptied, handed back to the pipeline to fill next: big batches then reuse their
-        /// memory instead of faulting in fresh pages every transition.
-        var spare: [CallEvent] = []
         var waiters = Waiters<Void>()
         var wakeScheduled = false
         var closed = false
     }
-
-    /// The most events a handed-back batch may have room for; a rare burst's memory is freed rather than kept.
-    private static var largestSpare: Int { 1 << 16 }
 
     private let state = Mutex(State())
     private let capacity: Int
@@ -46,9 +40,7 @@ final class EventSubscription: EventSink {
             state.batches.append(events)
             state.count += events.count
             let dropped = Self.dropOldest(state.count - capacity, from: &state)
-            var spare: [CallEvent] = []
-            swap(&spare, &state.spare)
-            return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped, spare: spare)
+            return EventDelivery(needsWake: scheduleWake(&state), dropped: dropped)
         }
     }
 
@@ -105,15 +97,9 @@ final class EventSubscription: EventSink {
     /// Moves every buffered batch into `taken`, waiting for at least one event.
     ///
     /// - Parameters:
-    ///   - taken: Receives the batches; its previous contents are discarded.
-    ///   - spent: An emptied batch for the pipeline to reuse.
+    /// - Parameter taken: Receives the batches; its previous contents are discarded.
     /// - Returns: `false` once the stream has ended.
-    func nextBatch(into taken: inout Taken, returning spent: consuming [CallEvent]) async -> Bool {
-        if spent.capacity <= Self.largestSpare {
-            state.withLock { state in
-                if spent.capacity > state.spare.capacity { swap(&spent, &state.spare) }
-            }
-        }
+    func nextBatch(into taken: inout Taken) async -> Bool {
         while true {
             switch take(into: &taken) {
             case .took: return true

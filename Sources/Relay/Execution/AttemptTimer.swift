@@ -9,8 +9,8 @@ struct AttemptTimer: Sendable {
         let now = core.clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(timeout, .zero).relayNanoseconds)
         let (worker, slot) = (link.worker, self.slot)
-        let armed = core.workerTransition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
-        armed.effects.perform()
+        let armed = core.transition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
+        core.perform(armed)
         let value: Value
         do {
             value = try await body()
@@ -26,8 +26,8 @@ struct AttemptTimer: Sendable {
     /// Whether the deadline passed.
     private func disarm(restoring outer: PipelineStateMachine.AttemptDeadline?) -> Bool {
         let slot = self.slot
-        let disarmed = core.workerTransition { $0.disarmDeadline(slot, restoring: outer) }
-        disarmed.effects.perform()
+        let disarmed = core.transition { $0.disarmDeadline(slot, restoring: outer) }
+        core.perform(disarmed)
         return disarmed.value
     }
 }

@@ -19,11 +19,11 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// The operation's id.
     public let id: UUID
     let core: PipelineCore
-    @usableFromInline let settlement: OperationOutcome
+    @usableFromInline let record: OperationRecord
 
     init(record: OperationRecord, core: PipelineCore) {
         id = record.id
-        settlement = record.outcome
+        self.record = record
         self.core = core
     }
 
@@ -38,8 +38,8 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         get async throws {
             // Most handles are awaited after their operation ended. Inlined, reading that outcome costs no call into
             // an async function, which first checks which executor to run on.
-            if let settled = settlement.settled { return try settled.get() }
-            return try await settlement.value()
+            if let settled = record.settled { return try settled.get() }
+            return try await record.value()
         }
     }
 

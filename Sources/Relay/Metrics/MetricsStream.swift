@@ -34,7 +34,9 @@ public struct MetricsStream: AsyncSequence, Sendable {
             } catch {
                 return nil
             }
-            return core.read { $0.lifecycle == .stopped ? nil : $0.metricsSnapshot() }
+            return core.read {
+                $0.lifecycle == .stopped ? nil : $0.metricsSnapshot(droppedEvents: core.events.droppedEvents)
+            }
         }
     }
 }

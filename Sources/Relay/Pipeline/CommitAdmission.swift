@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the directory made of a commit under its own lock, before the state machine sees the commit: the slots it
+/// What the directory made of a commit, before the state machine applies it: the slots it
 /// took for new operations, the operations it knows already, the commit's dependency edges, and the errors it found.
 ///
 /// Errors are reported, not thrown: the state machine checks what only it knows (sequences, kinds, and whether a

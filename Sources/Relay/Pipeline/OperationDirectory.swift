@@ -1,12 +1,6 @@
 import Foundation
 
-/// Which slot holds each known operation, and which slot numbers are free: the part of the pipeline's state that a
-/// commit reads and writes most, kept under a lock of its own.
-///
-/// Workers never look an operation up by id, so a commit can admit its operations here, probing the index and
-/// taking slots, while workers start and finish operations under the state machine's lock; only the commit's own
-/// changes to the graph and the queues wait for that lock. Every other transition takes both locks, this one first,
-/// and lends the directory to the state machine for its duration.
+/// Which slot holds each known operation, and which slot numbers are free.
 struct OperationDirectory: Sendable {
     private struct Entry: Sendable {
         let id: UUID
@@ -18,26 +12,12 @@ struct OperationDirectory: Sendable {
     /// reading the state machine's slots.
     private var entries = ChunkedTable<Entry>()
     private var freeSlots: [Int32] = []
-    /// An empty buffer with capacity, traded for the state machine's list of forgotten slots whenever a commit or an
-    /// idle worker releases them (see ``PipelineCore/releaseForgottenIfIdle()``), so that taking that list allocates
-    /// nothing.
-    var spareForgotten: [Int32] = []
-    /// `false` while lent out: a state machine that is not holding its directory must not look anything up.
-    private(set) var isPresent = true
-
-    /// The stand-in a state machine holds while its directory is under the directory's own lock.
-    static var lent: OperationDirectory {
-        var placeholder = OperationDirectory()
-        placeholder.isPresent = false
-        return placeholder
-    }
 
     /// Known operations.
     var count: Int { index.count }
 
     /// The slot of a known operation.
     func slot(of id: UUID) -> Int32? {
-        assert(isPresent, "the directory is lent out")
         if case .found(let slot) = probe(id, hash: OperationIndex.hash(id)) { return slot }
         return nil
     }

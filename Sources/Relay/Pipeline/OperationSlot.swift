@@ -13,8 +13,7 @@ struct OperationSlot: Sendable {
         case finished
     }
 
-    /// How a finished operation ended, which is all its later dependents need; the result itself is in the record
-    /// (see ``PipelineStateMachine/result(of:)``), so that the slot stays small.
+    /// How a finished operation ended, which is all its later dependents need.
     enum Ending: UInt8 {
         case unfinished
         case completed
@@ -56,7 +55,6 @@ struct OperationSlot: Sendable {
     /// Most operations have at most one dependent (chains, fan-in), so the first is kept inline and only further ones
     /// allocate.
     var firstDependent: Int32 = -1
-    var ending = Ending.unfinished
     /// A hold or a retry delay may keep it waiting for a time; the times are in side tables, since few operations
     /// have one (see ``PipelineStateMachine/notBefore(_:)``).
     var mayWaitForTime = false
@@ -66,6 +64,8 @@ struct OperationSlot: Sendable {
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
+    /// The result, once the operation has finished.
+    var result: CallResult?
     var enqueuedAt: Int64
     var firstStartedAt = never
     var lastStartedAt = never
@@ -84,6 +84,8 @@ struct OperationSlot: Sendable {
 }
 
 extension OperationSlot {
+    var ending: Ending { result.map(Ending.init) ?? .unfinished }
+
     var dependents: [Int32] {
         firstDependent < 0 ? [] : [firstDependent] + moreDependents
     }
@@ -126,7 +128,7 @@ extension OperationSlot {
         phase = .finished
         token &+= 1
         finishedAt = now
-        ending = Ending(result)
+        self.result = result
         gated = false
     }
 
@@ -178,7 +180,7 @@ extension OperationSlot {
         self.firstStartedAt = firstStartedAt
         guard let (result, finishedAt) = result else { return }
         phase = .finished
-        ending = Ending(result)
+        self.result = result
         self.finishedAt = finishedAt
     }
 
@@ -188,7 +190,7 @@ extension OperationSlot {
         let released = occupant.take()!
         firstDependent = -1
         moreDependents = []
-        ending = .unfinished
+        result = nil
         phase = .free
         token &+= 1
         return released

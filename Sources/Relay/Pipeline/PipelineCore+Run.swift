@@ -5,7 +5,7 @@ extension PipelineCore {
 
     func start() throws(RelayError) {
         let now = clock.now
-        try transition { (machine) throws(RelayError) in try machine.start(now: now) }.effects.perform()
+        perform(try transition { (machine) throws(RelayError) in try machine.start(now: now) })
     }
 
     /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group.
@@ -36,15 +36,19 @@ extension PipelineCore {
             machine.beginStop(deadline: overflow ? Int64.max : deadline, now: now)
             return machine.lifecycle == .stopped
         }
-        stopped.effects.perform()
+        perform(stopped)
         return stopped.value
     }
 
-    /// Closes the store, then resumes every waiter: once `shutdown()` returns, the store is released.
+    /// Closes the store, then ends every event stream and resumes every waiter: once `shutdown()` returns, the store
+    /// is released.
     func finishShutdown() async {
-        try? await storage.close()
+        let closed = (try? await storage.close()) != nil
         let now = clock.now
-        transition { $0.completeShutdown(now: now) }.effects.perform()
+        let done = transition { $0.completeShutdown(now: now) }
+        // A closed store has made everything it was given durable; one that failed never will.
+        if closed { events.deliverAll() } else { events.fail() }
+        done.effects.perform()
     }
 
     /// Waits until the DataPoint has stopped, or until the waiting task is cancelled.
@@ -166,7 +170,7 @@ extension PipelineCore {
             await group.next()
             group.cancelAll()
         }
-        workerTransition { $0.workerExited(worker, claimWake: false) }.effects.perform()
+        perform(transition { $0.workerExited(worker, claimWake: false) })
     }
 
     /// Finishing operations and taking the next share one critical section.
@@ -181,15 +185,13 @@ extension PipelineCore {
         var sinceYield = 0
         var jobs: [PipelineStateMachine.Job] = []
         var ends: [PipelineStateMachine.EndedAttempt] = []
-        var released: [OperationRecord] = []
         jobs.reserveCapacity(Self.batchLimit)
         ends.reserveCapacity(Self.batchLimit)
-        released.reserveCapacity(Self.batchLimit)
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
-            let step = workerTransition(released: &released) { machine in
+            let step = transition { machine in
                 let next =
                     ends.isEmpty
                     ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
@@ -201,17 +203,16 @@ extension PipelineCore {
                         after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now,
                         into: &jobs)
                 }
-                return (next: next, tidies: next.parks && machine.hasForgotten)
+                return next
             }
             ends.removeAll(keepingCapacity: true)
-            released.removeAll(keepingCapacity: true)
             claimWake = false
             if step.ticket != .durable {
                 try? await acknowledge(step)
-            } else if !step.effects.isEmpty {
-                step.effects.perform()
+            } else {
+                perform(step)
             }
-            switch step.value.next {
+            switch step.value {
             case .run(let job):
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
                 // the clock, read twice per operation, would cost more than the rest of the loop.
@@ -239,7 +240,6 @@ extension PipelineCore {
             case .probe(let executor, let operation):
                 await probe(executor, operation, lane: lane)
             case .park:
-                if step.value.tidies { releaseForgottenIfIdle() }
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
                 return
@@ -283,7 +283,7 @@ extension PipelineCore {
             }
             if await executor.probe(operation) {
                 let now = clock.now
-                transition { $0.endOffline(lane: lane, now: now) }.effects.perform()
+                perform(transition { $0.endOffline(lane: lane, now: now) })
                 return
             }
             delay = min(delay * 2, .seconds(30))
@@ -314,8 +314,8 @@ extension PipelineCore {
         await Waiters<WorkerWake>.wait(
             cancelled: .recheck,
             park: { id, continuation in
-                let parked = workerTransition { $0.park(lane: lane, worker: worker, id: id, continuation) }
-                parked.effects.perform()
+                let parked = transition { $0.park(lane: lane, worker: worker, id: id, continuation) }
+                perform(parked)
                 return parked.value
             },
             cancel: { id in state.withLock { $0.lanes[Int(lane)].idleWorkers.cancel(id) } },

@@ -7,27 +7,29 @@ import Synchronization
 /// Workers call it directly, so that starting and finishing an operation costs two short critical sections rather
 /// than actor hops.
 ///
-/// Two locks, always taken in this order: the directory's (which slot holds each id) and the state machine's.
-/// Workers take only the state machine's, and a commit holds it only to apply what the directory admitted, so
-/// commits and workers mostly run side by side; every other transition takes both.
+/// One lock, and two ways into it: a ``transition(_:)``, which may change the state, hands its records to storage and
+/// its events to the outbox; a ``read(_:)`` only looks.
 final class PipelineCore: Sendable {
-    /// What a commit's step hands back: the records for the handles, the snapshot the next commit likely gets, the
-    /// slots it evicted, and whether more expired operations wait.
+    /// What a commit hands back: the records for the handles, the snapshot the next commit likely gets, and whether
+    /// more expired operations wait to be forgotten.
     struct AppliedCommit: Sendable {
         let records: [OperationRecord]
         let nextSnapshot: UInt64
-        let expired: [Int32]
         let backlog: Bool
     }
 
     struct Transition<Value: Sendable>: Sendable {
         let value: Value
         var effects: PipelineEffects
+        /// The ticket of the records the transition appended; ``StorageTicket/durable`` when it appended none.
         let ticket: StorageTicket
+        /// Whether the transition posted events to the outbox.
+        let postedEvents: Bool
     }
 
     let state: StateLock<PipelineStateMachine>
-    let directory: StateLock<OperationDirectory>
+    /// Each transition's events, until the transition is durable.
+    let events = EventOutbox()
     let storage: any Storage
     let clock: ClockSource
     let configuration: DataPoint.Configuration
@@ -46,92 +48,61 @@ final class PipelineCore: Sendable {
             metricsWindow: configuration.metricsWindow
         )
         self.limits = limits
-        var machine = PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords)
-        var directory = OperationDirectory.lent
-        swap(&directory, &machine.directory)
-        self.directory = StateLock(directory)
-        state = StateLock(machine)
+        state = StateLock(PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords))
     }
 
-    /// Runs one transition under both locks, with the directory lent to the state machine, and hands its records to
-    /// storage in the same critical section, so the store sees transitions in the order they happened.
+    /// Runs one transition under the lock, and hands its records to storage in the same critical section, so the
+    /// store sees transitions in the order they happened.
     @inline(__always)
     func transition<Value: Sendable, Failure: Error>(
         _ body: (inout PipelineStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Transition<Value> {
-        try withDirectoryLent { (machine) throws(Failure) -> Transition<Value> in
-            try Self.complete(&machine, storage: storage, value: body(&machine))
+        try state.withLock { (machine) throws(Failure) -> Transition<Value> in
+            try complete(&machine, value: body(&machine))
         }
     }
 
-    /// Runs `body` under both locks, with the directory lent to the state machine for its duration.
+    /// Hands a transition's records to storage and its events to the outbox, and takes its effects, still under the
+    /// lock, so that both see transitions in the order they happened.
     @inline(__always)
-    private func withDirectoryLent<Value: Sendable, Failure: Error>(
-        _ body: (inout PipelineStateMachine) throws(Failure) -> Value
-    ) throws(Failure) -> Value {
-        try directory.withLock { (directory) throws(Failure) -> Value in
-            try state.withLock { (machine) throws(Failure) -> Value in
-                machine.releaseForgotten(in: &directory)
-                swap(&machine.directory, &directory)
-                defer { swap(&machine.directory, &directory) }
-                return try body(&machine)
-            }
-        }
-    }
-
-    /// A transition under the state machine's lock alone, for workers: nothing they do looks an operation up by id.
-    @inline(__always)
-    func workerTransition<Value: Sendable>(
-        _ body: (inout PipelineStateMachine) -> Value
-    ) -> Transition<Value> {
-        state.withLock { machine in Self.complete(&machine, storage: storage, value: body(&machine)) }
-    }
-
-    /// A worker's transition that swaps the records the state machine let go of into `released`, the worker's own
-    /// buffer, whose spare capacity takes their place: workers forget operations as they finish them (see
-    /// ``PipelineStateMachine/retain(_:finishedAt:)``), and handing those records out with the other effects allocated
-    /// a fresh array on every batch.
-    @inline(__always)
-    func workerTransition<Value: Sendable>(
-        released: inout [OperationRecord],
-        _ body: (inout PipelineStateMachine) -> Value
-    ) -> Transition<Value> {
-        state.withLock { machine in
-            let value = body(&machine)
-            swap(&machine.effects.released, &released)
-            return Self.complete(&machine, storage: storage, value: value)
-        }
-    }
-
-    /// Hands a transition's records to storage and takes its effects, still under the lock.
-    @inline(__always)
-    private static func complete<Value: Sendable>(
+    private func complete<Value: Sendable>(
         _ machine: inout PipelineStateMachine,
-        storage: any Storage,
         value: Value
     ) -> Transition<Value> {
         var ticket = StorageTicket.durable
         if !machine.records.isEmpty {
             ticket = storage.append(machine.records)
+            machine.lastTicket = ticket
             machine.records.removeAll(keepingCapacity: true)
         }
-        return Transition(value: value, effects: machine.takeEffects(), ticket: ticket)
+        let steps = machine.hub.takeSteps()
+        events.post(steps, after: machine.lastTicket)
+        return Transition(value: value, effects: machine.takeEffects(), ticket: ticket, postedEvents: !steps.isEmpty)
     }
 
-    /// Waits until the transition is durable, then resumes its waiters; nothing is acknowledged before that.
+    /// Waits until the transition is durable, then delivers its events and resumes its waiters; nothing is
+    /// acknowledged before that.
     func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
-        if transition.ticket != .durable {
-            do {
-                try await storage.waitUntilDurable(transition.ticket)
-            } catch {
-                let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
-                var effects = transition.effects
-                effects.failResults(with: failure)
-                effects.perform()
-                throw failure
-            }
+        guard transition.ticket != .durable else { return perform(transition) }
+        do {
+            try await storage.waitUntilDurable(transition.ticket)
+        } catch {
+            let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
+            events.fail()
+            var effects = transition.effects
+            effects.failResults(with: failure)
+            effects.perform()
+            throw failure
         }
+        events.deliver(through: transition.ticket)
         transition.effects.perform()
+    }
+
+    /// Completes a transition that appended no records: delivers the events that are durable already, its own among
+    /// them once the records it follows are, and resumes its waiters.
+    func perform<Value>(_ transition: Transition<Value>) {
+        if transition.postedEvents { events.deliver(through: nil) }
+        if !transition.effects.isEmpty { transition.effects.perform() }
     }
 
     // MARK: - Commands
@@ -147,111 +118,39 @@ final class PipelineCore: Sendable {
         return done.value
     }
 
-    /// Builds the commit's records before taking a lock, for the snapshot the previous commit suggests; the state
-    /// machine builds them itself in the rare case that another commit came first.
+    /// Commits `operations` atomically and returns their records, for the handles, once the commit is durable.
     ///
-    /// The directory admits the commit under its own lock; the state machine's lock is held only while the state
-    /// machine applies it. The same step forgets as many expired operations as the commit brought, so that a steady
-    /// stream keeps the table at its size without critical sections of its own for eviction; a larger backlog is
-    /// forgotten in steps afterwards. A rejected commit forgets nothing and leaves the directory as it was.
+    /// Records are built, and the operations checked, before the lock is taken, for the snapshot the previous commit
+    /// suggests; the state machine builds them itself in the rare case that another commit came first. The same
+    /// transition forgets as many expired operations as the commit brought, so that a steady stream keeps the table at
+    /// its size; a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
-        // Records of operations that workers forgot: the committing task made them, and lets them go outside both
-        // locks, on its own thread, which the allocator serves best.
-        var forgotten: [OperationRecord] = []
-        let admitted = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit>? in
-            forgotten = Self.releaseForgotten(in: &directory, of: state)
-            let admission = directory.admit(operations, preparation: preparation)
-            do throws(RelayError) {
-                let applied = try state.withLock { (machine) throws(RelayError) -> Transition<AppliedCommit>? in
-                    guard !machine.namesForgottenOperation(admission) else { return nil }
-                    let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
-                    let (expired, more) = machine.expire(now: now, limit: max(operations.count, 1))
-                    let value = AppliedCommit(
-                        records: records, nextSnapshot: machine.lastSnapshot + 1, expired: expired, backlog: more)
-                    return Self.complete(&machine, storage: storage, value: value)
-                }
-                guard let applied else {
-                    directory.giveBack(admission.fresh)
-                    return nil
-                }
-                directory.release(applied.value.expired)
-                return applied
-            } catch {
-                directory.giveBack(admission.fresh)
-                throw error
-            }
+        let applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+            let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
+            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
+            return AppliedCommit(records: records, nextSnapshot: machine.lastSnapshot + 1, backlog: backlog)
         }
-        // A worker forgot an operation that the commit names while the directory admitted it; committing again with
-        // both locks held, where nothing is forgotten behind the directory's back, treats it as any forgotten one.
-        let applied: Transition<AppliedCommit>
-        if let admitted {
-            applied = admitted
-        } else {
-            applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
-                let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
-                let more = machine.evictExpired(now: now, limit: max(operations.count, 1))
-                return AppliedCommit(
-                    records: records, nextSnapshot: machine.lastSnapshot + 1, expired: [], backlog: more)
-            }
-        }
-        withExtendedLifetime(forgotten) {}
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
         if applied.value.backlog { evictExpired() }
         return applied.value.records
     }
 
-    /// Releases in the directory the slots that workers forgot without it, for a worker that is about to park, unless
-    /// a commit holds the directory.
-    ///
-    /// Otherwise the next commit releases them, and none of its operations can start until it has: after a burst,
-    /// that is every operation that finished after the burst's last commit.
-    func releaseForgottenIfIdle() {
-        _ = directory.withLockIfAvailable { Self.releaseForgotten(in: &$0, of: state) }
-    }
-
-    /// Releases in the directory the slots that workers forgot without it, taken from the state machine in a critical
-    /// section of their own: releasing them there kept every worker waiting while the index let go of each id.
-    private static func releaseForgotten(
-        in directory: inout OperationDirectory,
-        of state: borrowing StateLock<PipelineStateMachine>
-    ) -> [OperationRecord] {
-        var forgotten: [Int32] = []
-        var records: [OperationRecord] = []
-        swap(&forgotten, &directory.spareForgotten)
-        state.withLock {
-            swap(&$0.forgotten, &forgotten)
-            swap(&$0.forgottenRecords, &records)
-        }
-        directory.release(forgotten)
-        forgotten.removeAll(keepingCapacity: true)
-        swap(&forgotten, &directory.spareForgotten)
-        return records
-    }
-
     /// Forgets the operations whose retention window has passed, a few at a time.
     ///
     /// Eviction is housekeeping, and one critical section for a whole backlog (a burst of operations whose window
-    /// ends at once) would keep every worker and every caller waiting behind it. The directory frees the slots after
-    /// the state machine's lock is released.
+    /// ends at once) would keep every worker and every caller waiting behind it.
     func evictExpired() {
         let now = clock.now
         var more = true
         while more {
-            let evicted = directory.withLock { directory -> Transition<(slots: [Int32], more: Bool)> in
-                let evicted = state.withLock { machine in
-                    machine.releaseForgotten(in: &directory)
-                    return Self.complete(&machine, storage: storage, value: machine.expire(now: now, limit: 256))
-                }
-                directory.release(evicted.value.slots)
-                return evicted
-            }
-            evicted.effects.perform()
-            more = evicted.value.more
+            let evicted = transition { $0.evictExpired(now: now, limit: 256) }
+            perform(evicted)
+            more = evicted.value
         }
     }
 
@@ -280,7 +179,7 @@ final class PipelineCore: Sendable {
 
     func register(_ executor: any CallExecutor, for kind: CallKind) {
         let now = clock.now
-        transition { $0.register(executor, for: kind, now: now) }.effects.perform()
+        perform(transition { $0.register(executor, for: kind, now: now) })
     }
 
     func upsertLane(
@@ -331,7 +230,7 @@ final class PipelineCore: Sendable {
     // MARK: - Queries
 
     func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
-        withDirectoryLent { body($0) }
+        state.withLock { body($0) }
     }
 
     // MARK: - Events
@@ -341,7 +240,7 @@ final class PipelineCore: Sendable {
         let subscribed = try transition { (machine) throws(RelayError) in
             try machine.subscribe(subscription, to: operationID)
         }
-        subscribed.effects.perform()
+        perform(subscribed)
         let id = subscribed.value
         let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
             guard id != 0, let self else { return }
@@ -352,6 +251,6 @@ final class PipelineCore: Sendable {
 
     func addSink(_ sink: any EventSink) {
         let subscribed = try? transition { (machine) throws(RelayError) in try machine.subscribe(sink, to: nil) }
-        subscribed?.effects.perform()
+        if let subscribed { perform(subscribed) }
     }
 }

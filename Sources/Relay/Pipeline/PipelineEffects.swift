@@ -1,18 +1,17 @@
 /// What a transition asks the core to do after it releases the lock: resume waiters and wake event subscribers.
 struct PipelineEffects: Sendable {
     /// Outcomes to settle, which resumes the handles' waiters, once the transition is durable.
-    var settlements: [(OperationOutcome, Result<CallResult, RelayError>)] = []
+    var settlements: [(OperationRecord, Result<CallResult, RelayError>)] = []
     var signals: [CheckedContinuation<Void, Never>] = []
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
     var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
-    var sinks: [any EventSink] = []
     /// Records of evicted operations, let go after the lock is released: the last release frees the record, and
     /// freeing a commit's worth of them inside the lock kept workers waiting.
     var released: [OperationRecord] = []
 
     var isEmpty: Bool {
         settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty
-            && sinks.isEmpty && released.isEmpty
+            && released.isEmpty
     }
 
     /// Turns every outcome into `error`, when the transitions could not be made durable.
@@ -21,10 +20,9 @@ struct PipelineEffects: Sendable {
     }
 
     func perform() {
-        for sink in sinks { sink.wake() }
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
         for continuation in signals { continuation.resume() }
-        for (outcome, result) in settlements { outcome.settle(result) }
+        for (record, result) in settlements { record.settle(result) }
     }
 }

@@ -9,9 +9,6 @@ extension PipelineStateMachine {
     /// snapshot is the one this commit gets, so the critical section allocates nothing per operation. `preparation`
     /// holds what the caller worked out of the operations before taking the lock; without one, the commit works it
     /// out itself.
-    ///
-    /// ``PipelineCore`` runs the two halves apart, each under its own lock: the directory admits the commit, then the
-    /// state machine applies it.
     @discardableResult
     mutating func enqueue(
         _ batch: [CallOperation],

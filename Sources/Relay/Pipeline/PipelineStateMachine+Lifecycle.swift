@@ -74,7 +74,7 @@ extension PipelineStateMachine {
         for slot in slots.indices where slots[slot].phase != .finished && slots[slot].phase != .free {
             settle(slots[slot].record, .failure(error))
         }
-        hub.closeAll(wakes: &effects.sinks)
+        hub.closeAll()
         effects.signals += idleWaiters.takeAll()
         effects.signals += settledWaiters.takeAll()
         effects.signals += stopWaiters.takeAll()
@@ -148,7 +148,6 @@ extension PipelineStateMachine {
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
             if let result = entry.result {
-                finishedResults[number] = result
                 settle(record, .success(result))
             }
             if !contexts.isEmpty { holds[number] = contexts }

@@ -62,7 +62,7 @@ extension PipelineStateMachine {
         return .ready
     }
 
-    func metricsSnapshot() -> MetricsSnapshot {
+    func metricsSnapshot(droppedEvents: Int) -> MetricsSnapshot {
         var sequences: [CallSequence.Name: MetricsSnapshot.Counts] = [:]
         for lane in lanes { sequences[lane.name] = lane.counts }
         return MetricsSnapshot(
@@ -70,7 +70,7 @@ extension PipelineStateMachine {
             running: runningTotal,
             queueWait: queueWaits.percentiles(),
             runTime: runTimes.percentiles(),
-            droppedEvents: hub.droppedEvents
+            droppedEvents: droppedEvents
         )
     }
 

@@ -343,7 +343,6 @@ extension PipelineStateMachine {
         lanes[l].counts.pending -= 1
         lanes[l].counts.countFinished(result)
         slots[s].conclude(result, now: now)
-        finishedResults[slot] = result
         if slots[s].firstStartedAt != OperationSlot.never {
             queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
             runTimes.record(slots[s].runNanoseconds)

@@ -94,8 +94,7 @@ struct PipelineStateMachine: Sendable {
     let recording: Bool
 
     var slots = ChunkedTable<OperationSlot>()
-    /// The ids of known operations and the free slot numbers; ``PipelineCore`` keeps it under a lock of its own and
-    /// lends it here for each transition that looks operations up.
+    /// The ids of known operations and the free slot numbers.
     var directory = OperationDirectory()
     var lanes: [Lane] = []
     var laneIndex: [CallSequence.Name: Int32] = [:]
@@ -123,17 +122,8 @@ struct PipelineStateMachine: Sendable {
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
-    /// Slots vacated as their operations finished, with a window of zero, in transitions that did not hold the
-    /// directory; their ids stay in it until the next transition that holds it releases them, before it looks
-    /// anything up (see ``releaseForgotten(in:)``).
-    var forgotten: [Int32] = []
-    /// The records of the operations in ``forgotten``, released by whoever releases their ids: the committing task,
-    /// which made them, so that their memory goes back to the allocator on the thread that took it.
-    var forgottenRecords: [OperationRecord] = []
     /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
     var lastSweep: Int64 = 0
-    /// The result of each finished operation; handles hear of it only once it is durable.
-    var finishedResults: [Int32: CallResult] = [:]
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
@@ -148,6 +138,9 @@ struct PipelineStateMachine: Sendable {
     var holdingDispatch = false
     var heldDispatches: [Int32] = []
     var records: [StorageRecord] = []
+    /// The ticket of the last records handed to storage: a transition that records nothing still waits for it before
+    /// its events reach subscribers.
+    var lastTicket = StorageTicket.durable
     var effects = PipelineEffects()
     var generator = SystemRandomNumberGenerator()
 
@@ -167,12 +160,12 @@ struct PipelineStateMachine: Sendable {
     /// A finished operation's result.
     func result(of slot: Int32) -> CallResult? {
         guard slots[Int(slot)].phase == .finished else { return nil }
-        return finishedResults[slot]
+        return slots[Int(slot)].result
     }
 
     /// Hands an outcome to the operation's handles once the transition is durable, whatever the store.
     mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {
-        effects.settlements.append((record.outcome, outcome))
+        effects.settlements.append((record, outcome))
     }
 
     func date(_ time: Int64) -> Date {
@@ -180,7 +173,6 @@ struct PipelineStateMachine: Sendable {
     }
 
     mutating func takeEffects() -> PipelineEffects {
-        hub.flush(wakes: &effects.sinks)
         if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled {
             effects.signals += settledWaiters.takeAll()
             if isIdle { effects.signals += idleWaiters.takeAll() }
@@ -195,7 +187,7 @@ struct PipelineStateMachine: Sendable {
 
     mutating func publish(_ kind: CallEvent.Kind, operation: UUID?, sequence: CallSequence.Name?, now: Int64) {
         guard hub.hasSubscribers(for: operation) else { return }
-        hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now), wakes: &effects.sinks)
+        hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now))
     }
 
     mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
@@ -204,11 +196,11 @@ struct PipelineStateMachine: Sendable {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
             if slots[Int(slot)].phase == .finished || lifecycle == .stopped {
-                if sink.close() { effects.sinks.append(sink) }
+                hub.close(sink)
                 return 0
             }
         } else if lifecycle == .stopped {
-            if sink.close() { effects.sinks.append(sink) }
+            hub.close(sink)
             return 0
         }
         return hub.subscribe(sink, to: operationID)
@@ -514,18 +506,9 @@ struct PipelineStateMachine: Sendable {
 
     /// Forgets up to `limit` operations whose retention window has passed, oldest first; returns whether more remain.
     ///
-    /// The limit keeps each critical section short however large the backlog. ``PipelineCore`` runs the two halves
-    /// apart, ``expire(now:limit:)`` under the state machine's lock and the directory's release after it.
+    /// The limit keeps each critical section short however large the backlog.
     @discardableResult
     mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
-        let (expired, more) = expire(now: now, limit: limit)
-        directory.release(expired)
-        return more
-    }
-
-    /// The state machine's half of ``evictExpired(now:limit:)``: vacates the expired operations' slots and returns
-    /// them, for the directory to forget their ids and free the slots, and whether more remain.
-    mutating func expire(now: Int64, limit: Int) -> (slots: [Int32], more: Bool) {
         lastSweep = max(lastSweep, now)
         let deadline = now - limits.retention
         var expired: [Int32] = []
@@ -541,8 +524,9 @@ struct PipelineStateMachine: Sendable {
         }
         effects.released.reserveCapacity(effects.released.count + expired.count)
         for slot in expired { effects.released.append(vacate(slot)) }
-        guard let oldest = retained.first else { return (expired, false) }
-        return (expired, oldest.finishedAt <= deadline)
+        directory.release(expired)
+        guard let oldest = retained.first else { return false }
+        return oldest.finishedAt <= deadline
     }
 
     /// How long the timer loop lets finished operations whose window has passed wait for a commit to forget them:
@@ -583,37 +567,8 @@ struct PipelineStateMachine: Sendable {
             slots[Int(slot)].evictionDeferred = true
             return
         }
-        let record = vacate(slot)
-        if directory.isPresent {
-            effects.released.append(record)
-            directory.release(slot)
-        } else {
-            forgottenRecords.append(record)
-            forgotten.append(slot)
-        }
-    }
-
-    /// Whether `admission` names an operation that a worker forgot while the directory admitted the commit.
-    ///
-    /// The directory, under its own lock, still held the id, so it took the operation for a known one or for a
-    /// dependency, whose slot is now free: applying the admission would wire a dependent to nothing, to wait for good.
-    func namesForgottenOperation(_ admission: CommitAdmission) -> Bool {
-        guard !forgotten.isEmpty, !admission.known.isEmpty || !admission.edges.edges.isEmpty else { return false }
-        let forgotten = Set(self.forgotten)
-        return admission.known.contains { forgotten.contains($0.slot) }
-            || admission.edges.edges.contains { forgotten.contains($0.target) }
-    }
-
-    /// Whether workers forgot operations that the directory still lists (see ``releaseForgotten(in:)``).
-    var hasForgotten: Bool { !forgotten.isEmpty }
-
-    /// Releases in `directory`, the state machine's own while it is lent out, the slots forgotten without it.
-    mutating func releaseForgotten(in directory: inout OperationDirectory) {
-        guard !forgotten.isEmpty else { return }
-        directory.release(forgotten)
-        forgotten.removeAll(keepingCapacity: true)
-        effects.released.append(contentsOf: forgottenRecords)
-        forgottenRecords.removeAll(keepingCapacity: true)
+        effects.released.append(vacate(slot))
+        directory.release(slot)
     }
 
     /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
@@ -622,7 +577,6 @@ struct PipelineStateMachine: Sendable {
         if !holds.isEmpty { holds[slot] = nil }
         if !retryTimes.isEmpty { retryTimes[slot] = nil }
         if !reports.isEmpty { reports[slot] = nil }
-        if !finishedResults.isEmpty { finishedResults[slot] = nil }
         return slots[Int(slot)].vacate()
     }
 

@@ -1,0 +1,55 @@
+import Foundation
+import Relay
+import RelayTesting
+import Synchronization
+import Testing
+
+/// A store whose waits for durability, once the test closes it, hold at a gate until the test opens it.
+final class GatedStorage: Storage {
+    let durable = Gate()
+    private let appended = Mutex<UInt64>(0)
+    private let holding = Mutex(false)
+
+    /// From now on, every wait for durability holds at ``durable``.
+    func holdDurability() {
+        holding.withLock { $0 = true }
+    }
+
+    func open() async throws -> StoredState { .empty }
+
+    func append(_ records: [StorageRecord]) -> StorageTicket {
+        appended.withLock { count in
+            count += UInt64(records.count)
+            return StorageTicket(position: count)
+        }
+    }
+
+    func waitUntilDurable(_ ticket: StorageTicket) async throws {
+        if holding.withLock({ $0 }) { await durable.wait() }
+    }
+
+    func close() async throws {}
+}
+
+@Suite("S13 events after durability", .timeLimit(.minutes(1)))
+struct EventDurabilityTests {
+    @Test("S13: a subscriber sees an event only once the transition it reports is durable")
+    func eventsWaitForDurability() async throws {
+        let storage = GatedStorage()
+        try await withManualPoint(storage: storage) { point, _ in
+            let recorder = EventRecorder(point)
+            let operation = CallOperation(kind: .noop)
+            storage.holdDurability()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try await point.enqueue(operation) }
+                // The commit is appended and waits for durability: nothing of it may be seen yet.
+                await storage.durable.waitForArrivals(1)
+                #expect(recorder.events.isEmpty)
+                storage.durable.open()
+                try await group.waitForAll()
+            }
+            await recorder.waitFor { $0.operationID == operation.id && $0.kind.isTerminal }
+            #expect(recorder.kinds(of: operation.id).first == .enqueued(snapshot: 1))
+        }
+    }
+}
