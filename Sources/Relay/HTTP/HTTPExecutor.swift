@@ -208,91 +208,14 @@ public struct HTTPExecutor: CallExecutor {
             return try await group.next() ?? nil
         }
     }
-
-    /// The next request when the response is a redirect the call follows, or `nil`.
-    private func redirect(
-        from request: HTTPRequest,
-        _ response: HTTPTransportResponse,
-        call: HTTPCall,
-        after redirects: Int
-    ) -> HTTPRequest? {
-        guard [301, 302, 303, 307, 308].contains(response.status), redirects < call.maximumRedirects,
-            let location = response.headers.headerValue("Location"),
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            ["http", "https"].contains(target.scheme?.lowercased() ?? "")
-        else { return nil }
-        var next = target.origin == call.url.origin ? request : request.withoutSecrets
-        next.url = target
-        let becomesGet =
-            response.status == 303
-            ? request.method != .head : [301, 302].contains(response.status) && request.method == .post
-        if becomesGet {
-            next.method = .get
-            next.body = .none
-            next.setHeader("Content-Type", nil)
-            next.setHeader("Content-Length", nil)
-        }
-        return next
-    }
-
-    /// The outcome of a final response, and the response as the caller sees it.
-    private func finish(
-        _ request: HTTPRequest,
-        _ response: HTTPTransportResponse,
-        call: HTTPCall,
-        context: CallContext,
-        elapsed: Int64
-    ) -> (CallOutcome, CallResponse) {
-        let partial = call.destination.map(Self.partialFile(for:))
-        var answer = CallResponse(
-            status: response.status,
-            headers: response.headers,
-            body: response.body,
-            url: request.url
-        )
-        if call.acceptedStatusCodes.contains(response.status) {
-            if let destination = call.destination, let partial {
-                guard rename(partial.path, destination.path) == 0 else {
-                    Self.remove(partial)
-                    return (.retry(reason: "cannot move the download into \(destination.lastPathComponent)"), answer)
-                }
-                answer.file = destination
-            }
-            return (.completed(answer.encoded), answer)
-        }
-        partial.map(Self.remove)
-        let reason = "\(request) answered \(response.status)"
-        guard call.retryableStatusCodes.contains(response.status) else { return (.failed(reason: reason), answer) }
-        let now = context.startedAt.addingTimeInterval(Duration.nanoseconds(elapsed).relaySeconds)
-        let asked = response.headers.headerValue("Retry-After").flatMap { RetryAfter.delay($0, now: now) }
-        return (.retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason), answer)
-    }
-
-    /// Where a download is written until it is accepted: beside the destination, so the final move is a rename.
-    private static func partialFile(for destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial")
-    }
-
-    private static func remove(_ file: URL) {
-        unlink(file.path)
-    }
 }
 
 extension CallOutcome {
     /// Why the attempt did not complete, if it did not.
-    fileprivate var failureReason: String? {
+    var failureReason: String? {
         switch self {
         case .completed, .skipped: nil
         case .retry(_, let reason), .failed(let reason), .offline(let reason): reason
         }
-    }
-}
-
-extension URL {
-    /// Scheme, host and port: what decides whether credentials may follow a redirect.
-    var origin: String {
-        let scheme = self.scheme?.lowercased() ?? ""
-        let port = self.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(host?.lowercased() ?? ""):\(port)"
     }
 }
