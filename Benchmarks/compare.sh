@@ -8,7 +8,10 @@ cd "$(dirname "$0")"
 
 results=$(mktemp -d)
 one_core=$(mktemp -d)
-trap 'rm -rf "$results" "$one_core"' EXIT
+loaded=$(mktemp -d)
+loaders=()
+stop_loaders() { [ ${#loaders[@]} -eq 0 ] || kill "${loaders[@]}" 2>/dev/null || true; }
+trap 'stop_loaders; rm -rf "$results" "$one_core" "$loaded"' EXIT
 swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
 # Context for P1's ratio: its Relay and task group workloads again with the whole process on one core, where no wake
@@ -17,6 +20,17 @@ if [ $# -eq 0 ] && command -v taskset >/dev/null; then
     taskset -c 0 swift package --allow-writing-to-directory "$one_core" benchmark --target '^Engine$' \
         --filter 'P1 Relay bunch 64 against .*' --format histogramPercentiles --path "$one_core" \
         --no-progress >&2
+fi
+# P1o: P1's pairing again while two busy loops load both cores; with P1's filter too, so it can be run alone.
+if [ $# -eq 0 ] || [[ "$*" == *P1* ]]; then
+    for _ in 1 2; do
+        (while :; do :; done) &
+        loaders+=($!)
+    done
+    swift package --allow-writing-to-directory "$loaded" benchmark --target '^Engine$' \
+        --filter 'P1 Relay bunch 64 against .*' --format histogramPercentiles --path "$loaded" --no-progress >&2
+    stop_loaders
+    loaders=()
 fi
 
 # The median of a benchmark's metric, converted to base units (seconds for time, counts or bytes otherwise), from the
@@ -76,6 +90,15 @@ p1_queue=$(rate "P1 OperationQueue width 64 n=100000")
 goal P1 "$p1/s" TaskGroup64 "$p1_group/s" "$p1_ratio" "ratio>=2" "r >= 2"
 goal P1 "$p1/s" OperationQueue64 "$p1_queue/s" "$(ratio "$p1" "$p1_queue")" "ratio>=6" "r >= 6"
 goal P1 "$p1/s" absolute "1000000/s" "$(ratio "$p1" 1000000)" "relay>=1000000/s" "r >= 1"
+# P1o: Relay's ratio to the task group with both cores loaded, against 0.8 times its ratio without the load.
+read -r p1o p1o_group p1o_ratio <<<"$(paired "$p1_pair" \
+    relayOperationsPerSecond taskGroupOperationsPerSecond relayPerMilleOfTaskGroup "$loaded")"
+if [[ "$p1o_ratio" == missing* || "$p1_ratio" == missing* ]]; then
+    echo "P1o relay=$p1o/s baseline=unloaded-ratio:$p1_ratio ratio=n/a goal=loaded-ratio>=0.8*unloaded NOT-RUN"
+else
+    goal P1o "$p1o/s" unloaded-ratio "$p1_ratio" "$(ratio "$p1o_ratio" "$p1_ratio")" \
+        "loaded-ratio>=0.8*unloaded(loaded=$p1o_ratio,taskgroup=$p1o_group/s)" "r >= 0.8"
+fi
 
 # P2: the chain and the independent operations are paired in each iteration; the ratio is the median of the
 # iterations' cost ratios (chain cost per operation over independent cost, that is independent rate over chain rate).

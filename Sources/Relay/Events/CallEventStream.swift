@@ -6,6 +6,9 @@ import Foundation
 /// event rather than a suspension per event. The stream ends when the DataPoint shuts down, or, for one operation's
 /// events, after its terminal event. Dropping the stream and its iterator unsubscribes.
 ///
+/// - Important: An event reaches the stream only once the transition it reports is durable under the store's policy,
+///   and events arrive in the order the transitions happened: an event a subscriber sees survives a crash.
+///
 /// ```swift
 /// for await event in point.events() {
 ///     print(event.sequenceNumber, event.kind)

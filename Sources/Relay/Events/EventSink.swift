@@ -10,7 +10,7 @@ package protocol EventSink: AnyObject, Sendable {
     /// Ends the stream: no event follows. Returns whether ``wake()`` is needed.
     func close() -> Bool
 
-    /// Resumes a consumer waiting for events, outside the pipeline's lock.
+    /// Resumes a consumer waiting for events, outside the outbox's lock.
     func wake()
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// A subscriber's bounded buffer of events, filled under the pipeline's lock and drained in batches by its iterator.
+/// A subscriber's bounded buffer of events, filled by the event outbox once transitions are durable, and drained in
+/// batches by its iterator.
 ///
 /// When the buffer is full the oldest event is dropped, and the consumer receives a
 /// ``CallEvent/Kind/dropped(count:)`` event in its place, numbered like the last dropped event.

@@ -185,13 +185,14 @@ extension PipelineCore {
         var sinceYield = 0
         var jobs: [PipelineStateMachine.Job] = []
         var ends: [PipelineStateMachine.EndedAttempt] = []
+        var effects = PipelineEffects()
         jobs.reserveCapacity(Self.batchLimit)
         ends.reserveCapacity(Self.batchLimit)
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
-            let step = transition { machine in
+            var step = transition(reusing: &effects) { machine in
                 let next =
                     ends.isEmpty
                     ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
@@ -212,6 +213,8 @@ extension PipelineCore {
             } else {
                 perform(step)
             }
+            swap(&effects, &step.effects)
+            effects.clear()
             switch step.value {
             case .run(let job):
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:

@@ -62,6 +62,21 @@ final class PipelineCore: Sendable {
         }
     }
 
+    /// A worker's transition, whose effects fill the arrays of `buffer`, emptied, instead of fresh ones.
+    ///
+    /// A worker takes one step per batch, and fresh arrays for each step's outcomes and released records cost an
+    /// allocation or two per step; the worker swaps the step's effects back into `buffer` once it has performed them.
+    @inline(__always)
+    func transition<Value: Sendable>(
+        reusing buffer: inout PipelineEffects,
+        _ body: (inout PipelineStateMachine) -> Value
+    ) -> Transition<Value> {
+        state.withLock { machine in
+            swap(&machine.effects, &buffer)
+            return complete(&machine, value: body(&machine))
+        }
+    }
+
     /// Hands a transition's records to storage and its events to the outbox, and takes its effects, still under the
     /// lock, so that both see transitions in the order they happened.
     @inline(__always)

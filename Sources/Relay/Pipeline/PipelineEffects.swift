@@ -14,6 +14,15 @@ struct PipelineEffects: Sendable {
             && released.isEmpty
     }
 
+    /// Empties every list and keeps its storage, for the next transition to fill.
+    mutating func clear() {
+        settlements.removeAll(keepingCapacity: true)
+        signals.removeAll(keepingCapacity: true)
+        workerWakes.removeAll(keepingCapacity: true)
+        spawnWakes.removeAll(keepingCapacity: true)
+        released.removeAll(keepingCapacity: true)
+    }
+
     /// Turns every outcome into `error`, when the transitions could not be made durable.
     mutating func failResults(with error: RelayError) {
         settlements = settlements.map { ($0.0, .failure(error)) }

@@ -167,8 +167,8 @@ extension PipelineStateMachine {
             lanes[l].counts.pending += 1
             if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(slots[s].snapshot) }
         }
-        for entry in finished.sorted(by: { $0.finishedAt < $1.finishedAt }) { retained.append(entry) }
-        if !retained.isEmpty { rearmTimer() }
+        retention.keep(restored: finished)
+        if !finished.isEmpty { rearmTimer() }
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where slots[Int(slot)].phase == .pending {
             if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }

@@ -121,9 +121,7 @@ struct PipelineStateMachine: Sendable {
     var hub = EventHub()
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
-    var retained = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
-    /// When finished operations were last forgotten; the timer loop sweeps at most once per ``sweepGap`` after it.
-    var lastSweep: Int64 = 0
+    var retention: Retention
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
@@ -148,6 +146,7 @@ struct PipelineStateMachine: Sendable {
         self.origin = origin
         self.limits = limits
         self.recording = recording
+        retention = Retention(window: limits.retention)
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
     }
@@ -471,7 +470,7 @@ struct PipelineStateMachine: Sendable {
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
-        if let sweep = nextSweep { deadline = min(deadline ?? sweep, sweep) }
+        if let sweep = retention.nextSweep { deadline = min(deadline ?? sweep, sweep) }
         armedDeadline = deadline
         if let deadline { return .sleep(until: deadline, generation: timerGeneration) }
         return .wait(generation: timerGeneration)
@@ -499,7 +498,7 @@ struct PipelineStateMachine: Sendable {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
         }
-        return nextSweep.map { $0 <= now } ?? false
+        return retention.nextSweep.map { $0 <= now } ?? false
     }
 
     // MARK: - Retention
@@ -509,54 +508,23 @@ struct PipelineStateMachine: Sendable {
     /// The limit keeps each critical section short however large the backlog.
     @discardableResult
     mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
-        lastSweep = max(lastSweep, now)
-        let deadline = now - limits.retention
-        var expired: [Int32] = []
-        while expired.count < limit, let entry = retained.first, entry.finishedAt <= deadline {
-            _ = retained.popFirst()
-            let s = Int(entry.slot)
-            guard slots[s].phase == .finished else { continue }
-            guard slots[s].unfinishedDependencies == 0 else {
-                slots[s].evictionDeferred = true
-                continue
-            }
-            expired.append(entry.slot)
-        }
-        effects.released.reserveCapacity(effects.released.count + expired.count)
-        for slot in expired { effects.released.append(vacate(slot)) }
-        directory.release(expired)
-        guard let oldest = retained.first else { return false }
-        return oldest.finishedAt <= deadline
-    }
-
-    /// How long the timer loop lets finished operations whose window has passed wait for a commit to forget them:
-    /// a stream of finishing operations wakes it about once per gap rather than once per operation.
-    static let sweepGap: Int64 = 1_000_000_000
-
-    /// When the timer loop next forgets finished operations, or `nil` while none is retained or the window outlasts
-    /// the clock.
-    ///
-    /// That is once the oldest one's retention window has passed, and no sooner than ``sweepGap`` after the last time
-    /// any were forgotten.
-    var nextSweep: Int64? {
-        guard let oldest = retained.first else { return nil }
-        let (due, overflow) = oldest.finishedAt.addingReportingOverflow(limits.retention)
-        guard !overflow else { return nil }
-        return max(due, lastSweep &+ Self.sweepGap)
+        let (due, more) = retention.takeDue(now: now, limit: limit)
+        for slot in due where slots[Int(slot)].phase == .finished { forget(slot) }
+        return more
     }
 
     /// Keeps an operation that just finished until its retention window passes, and wakes the timer loop when the
-    /// operation is the only one retained, so that a DataPoint that goes quiet still forgets it.
+    /// operation is the only one kept, so that a DataPoint that goes quiet still forgets it.
     ///
-    /// With a window of zero, the operation is forgotten at once, by whoever finished it: its slot is still in that
-    /// worker's cache, where a later sweep by the committing task would miss on every slot and record.
+    /// With a window of zero, the operation is forgotten at once, by whoever finished it, while its slot is in cache.
     mutating func retain(_ slot: Int32, finishedAt now: Int64) {
-        if limits.retention <= 0 {
+        guard !retention.forgetsAtOnce else {
             forget(slot)
             return
         }
-        retained.append((now, slot))
-        guard retained.count == 1, let sweep = nextSweep, armedDeadline.map({ sweep < $0 }) ?? true else { return }
+        guard retention.keep(slot, finishedAt: now), let sweep = retention.nextSweep,
+            armedDeadline.map({ sweep < $0 }) ?? true
+        else { return }
         rearmTimer()
     }
 
