@@ -158,12 +158,7 @@ struct StoreDamageTests {
                 try await group.waitForAll()
             }
             let bytes = try Data(contentsOf: source.journal)
-            var offset = journalHeaderSize
-            var last = offset
-            while offset < bytes.count {
-                last = offset
-                offset += 12 + bytes.littleEndianInteger(at: offset, bytes: 4)
-            }
+            let last = frameOffsets(in: bytes).last
             for cut in last..<bytes.count {
                 try await withTemporaryFolder { folder in
                     try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)

@@ -19,15 +19,9 @@ struct StoreIntegrityTests {
             try await group.waitForAll()
         }
         let bytes = try Data(contentsOf: folder.journal)
-        var offset = journalHeaderSize
-        var last = offset
-        while offset < bytes.count {
-            last = offset
-            let length = bytes.littleEndianInteger(at: offset, bytes: 4)
-            offset += 12 + length
-        }
-        #expect(offset == bytes.count)
-        return (bytes, last)
+        let frames = frameOffsets(in: bytes)
+        #expect(frames.end == bytes.count)
+        return (bytes, frames.last)
     }
 
     @Test("S17: a journal torn at every byte offset of its last record is truncated there and reported")
@@ -131,6 +125,17 @@ struct StoreIntegrityTests {
 
 /// The size of a store file's header in the current format: magic, version, generation and the header's CRC-32.
 let journalHeaderSize = 20
+
+/// Where a journal's last frame starts, and where its frames end.
+func frameOffsets(in journal: Data) -> (last: Int, end: Int) {
+    var offset = journalHeaderSize
+    var last = offset
+    while offset < journal.count {
+        last = offset
+        offset += 12 + journal.littleEndianInteger(at: offset, bytes: 4)
+    }
+    return (last, offset)
+}
 
 /// CRC-32 a bit at a time, straight from its definition, to check the store's table-driven one against.
 func referenceCRC32(_ bytes: Data) -> Int {
