@@ -31,7 +31,7 @@ extension PipelineStateMachine {
         return fired
     }
 
-    private mutating func pushDeadline(_ slot: Int32, _ deadline: Int64) {
+    mutating func pushDeadline(_ slot: Int32, _ deadline: Int64) {
         deadlineTimers.push(TimerEntry(deadline: deadline, slot: slot, token: 0))
         if armedDeadline.map({ deadline < $0 }) ?? true { rearmTimer() }
     }

@@ -79,7 +79,7 @@ extension PipelineStateMachine {
     ///
     /// Operations are read in place: binding each element of `batch` copied it, retaining every field, inside the
     /// lock.
-    private func place(
+    func place(
         _ admission: CommitAdmission,
         _ batch: [CallOperation]
     ) throws(RelayError) -> [(lane: Int32, executor: Int32)] {
@@ -133,7 +133,7 @@ extension PipelineStateMachine {
     }
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.
-    private mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
+    mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
         lastSnapshot += 1
         nextOrder += UInt64(fresh.count)
         let snapshot = lastSnapshot
@@ -186,7 +186,7 @@ extension PipelineStateMachine {
     }
 
     /// Links an operation to one dependency, or sets `blocker` to the cancellation it inherits from it.
-    private mutating func wire(_ slot: Int32, to target: Int32, id dependency: UUID, blocker: inout CallResult?) {
+    mutating func wire(_ slot: Int32, to target: Int32, id dependency: UUID, blocker: inout CallResult?) {
         let s = Int(slot)
         let t = Int(target)
         guard slots[t].phase == .finished else {

@@ -45,7 +45,7 @@ extension PipelineStateMachine {
         )
     }
 
-    private func waiting(for s: Int, now: Int64) -> CallStatus.Waiting {
+    func waiting(for s: Int, now: Int64) -> CallStatus.Waiting {
         let entry = slots[s]
         let lane = lanes[Int(entry.lane)]
         if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }

@@ -1,0 +1,151 @@
+import Foundation
+
+extension PipelineStateMachine {
+    // MARK: - Suspension
+
+    /// Increments a suspension count and returns the new count.
+    ///
+    /// A `nil` lane is the whole DataPoint.
+    mutating func suspend(lane: Int32?, reason: String, now: Int64) -> Int {
+        let count: Int
+        if let lane {
+            lanes[Int(lane)].suspensionCount += 1
+            count = lanes[Int(lane)].suspensionCount
+        } else {
+            suspensionCount += 1
+            count = suspensionCount
+        }
+        interruptBatches(lane: lane)
+        let name = lane.map { lanes[Int($0)].name }
+        if recording { records.append(.suspensionChanged(name, count: count)) }
+        if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now) }
+        return count
+    }
+
+    /// Decrements a suspension count, never below zero, and returns the new count.
+    ///
+    /// A `nil` lane is the whole DataPoint.
+    mutating func resume(lane: Int32?, reason: String, now: Int64) -> Int {
+        let count: Int
+        if let lane {
+            guard lanes[Int(lane)].suspensionCount > 0 else { return 0 }
+            lanes[Int(lane)].suspensionCount -= 1
+            count = lanes[Int(lane)].suspensionCount
+        } else {
+            guard suspensionCount > 0 else { return 0 }
+            suspensionCount -= 1
+            count = suspensionCount
+        }
+        let name = lane.map { lanes[Int($0)].name }
+        if recording { records.append(.suspensionChanged(name, count: count)) }
+        guard count == 0 else { return count }
+        publish(.resumed(reason: reason), operation: nil, sequence: name, now: now)
+        if let lane { dispatch(lane) } else { dispatchAll() }
+        return 0
+    }
+
+    // MARK: - Holds
+
+    /// The time before which an operation must not start: the end of its latest hold or its retry delay.
+    @inline(__always)
+    func notBefore(_ slot: Int32) -> Int64 {
+        guard slots[Int(slot)].mayWaitForTime else { return OperationSlot.never }
+        return max(holdUntil(slot), retryTimes[slot] ?? OperationSlot.never)
+    }
+
+    /// The end of an operation's latest hold.
+    func holdUntil(_ slot: Int32) -> Int64 {
+        holds[slot]?.values.max() ?? OperationSlot.never
+    }
+
+    mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
+        guard let slot = lookup(id) else {
+            throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
+        }
+        let s = Int(slot)
+        guard slots[s].phase != .finished else {
+            throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
+        }
+        var contexts = holds[slot] ?? [:]
+        contexts[context] = until
+        holds[slot] = contexts.isEmpty ? nil : contexts
+        slots[s].mayWaitForTime = !contexts.isEmpty || retryTimes[slot] != nil
+        if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
+        publish(
+            .held(until: until.map { date($0) }, context: context),
+            operation: id,
+            sequence: slots[s].record.operation.sequenceName,
+            now: now
+        )
+        if slots[s].phase == .ready && holdUntil(slot) > now {
+            slots[s].phase = .pending
+            slots[s].token &+= 1
+            lanes[Int(slots[s].lane)].readyCount -= 1
+        }
+        reevaluate(slot, now: now)
+    }
+
+    // MARK: - Cancellation
+
+    /// Cancels a pending operation at once, or asks a running one to stop.
+    ///
+    /// Returns whether anything changed.
+    mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
+        guard let slot = lookup(id) else {
+            throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
+        }
+        let s = Int(slot)
+        switch slots[s].phase {
+        case .finished, .free:
+            return false
+        case .running:
+            guard !slots[s].cancelRequested else { return false }
+            slots[s].cancelRequested = true
+            cancelRunning(slot)
+            return true
+        case .pending, .ready:
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return true
+        }
+    }
+
+    /// Cancels a running operation's task, unless it is a claimed operation of a batch that has not begun: the worker
+    /// then gives it back, and the operation the worker runs meanwhile goes on.
+    mutating func cancelRunning(_ slot: Int32) {
+        let worker = slots[Int(slot)].worker
+        let index = slots[Int(slot)].batchIndex
+        guard index != OperationSlot.unbatched, let batch = workers[worker]?.batch else {
+            signalCancel(worker)
+            return
+        }
+        if batch.stop() == Int(index) { signalCancel(worker) }
+    }
+
+    /// Asks the workers of `lane`, or of every lane, to start none of the operations they claimed and have not begun.
+    mutating func interruptBatches(lane: Int32?) {
+        // A worker without a batch ignores the request, and its next batch starts with a fresh one.
+        for state in workers.values where lane == nil || state.lane == lane {
+            state.batch.stop()
+        }
+    }
+
+    /// Marks a worker so it takes no further operation, stops its batch, and cancels its task through its cancel
+    /// signal.
+    mutating func signalCancel(_ worker: UInt64) {
+        guard var state = workers[worker], !state.doomed else { return }
+        state.batch.stop()
+        state.doomed = true
+        doomedWorkers += 1
+        state.cancelSignalled = true
+        effects.signals += state.cancelWaiters.takeAll()
+        workers[worker] = state
+    }
+
+    /// Parks a worker's wait for its cancel signal, or returns `true` when the signal was sent already.
+    mutating func waitForCancelSignal(_ worker: UInt64, id: UInt64, _ continuation: CheckedContinuation<Void, Never>)
+        -> Bool
+    {
+        guard !(workers[worker]?.cancelSignalled ?? true) else { return true }
+        return !workers[worker]!.cancelWaiters.park(id, continuation)
+    }
+}

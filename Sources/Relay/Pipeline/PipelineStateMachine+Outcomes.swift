@@ -1,0 +1,250 @@
+import Foundation
+
+extension PipelineStateMachine {
+    // MARK: - Outcomes
+
+    /// Applies the end of an attempt.
+    mutating func finish(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
+        let s = Int(slot)
+        guard slots[s].phase == .running, slots[s].worker == worker else { return }
+        let l = Int(slots[s].lane)
+        lanes[l].countAttemptEnd()
+        runningTotal -= 1
+        if case .returned = end {
+            giveBack(slot, now: now)
+        } else {
+            slots[s].endAttempt(now: now)
+        }
+        switch end {
+        case .outcome(let outcome):
+            conclude(slot, outcome, lane: l, worker: worker, now: now)
+        case .reported(let outcome, let report):
+            reports[slot] = AttemptFigures(report)
+            publish(.attemptEnded(report), operation: slots[s].record.operation.id, sequence: lanes[l].name, now: now)
+            conclude(slot, outcome, lane: l, worker: worker, now: now)
+        case .error(let reason):
+            retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+        case .returned:
+            break
+        case .interrupted(let reason):
+            if slots[s].cancelRequested {
+                finishTerminal(slot, .cancelled(.requested), now: now)
+            } else if lifecycle != .running {
+                interrupt(slot, now: now)
+            } else {
+                retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+            }
+        }
+        if lifecycle != .running && runningTotal == 0 { rearmTimer() }
+    }
+
+    /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
+    /// waited in the batch ends it.
+    mutating func giveBack(_ slot: Int32, now: Int64) {
+        let s = Int(slot)
+        slots[s].returnAttempt()
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        let id = slots[s].record.operation.id
+        if recording { records.append(.attemptReturned(id, attempts: Int(slots[s].attempts))) }
+        reevaluate(slot, now: now)
+    }
+
+    /// Applies what the executor returned.
+    mutating func conclude(_ slot: Int32, _ outcome: CallOutcome, lane l: Int, worker: UInt64, now: Int64) {
+        switch outcome {
+        case .completed(let data):
+            finishTerminal(slot, .completed(data), now: now)
+        case .skipped:
+            finishTerminal(slot, .skipped, now: now)
+        case .failed(let reason):
+            let attempts = Int(slots[Int(slot)].attempts)
+            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+        case .retry(let after, let reason):
+            retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
+        case .offline(let reason):
+            goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
+        }
+    }
+
+    mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {
+        let s = Int(slot)
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        let attempts = Int(slots[s].attempts)
+        let elapsed = Duration.nanoseconds(now - slots[s].firstStartedAt)
+        let policy = slots[s].record.operation.retryPolicy
+        guard
+            let delay = policy.nextDelay(
+                afterAttempt: attempts,
+                elapsed: elapsed,
+                requestedDelay: requestedDelay,
+                using: &generator
+            )
+        else {
+            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            return
+        }
+        let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
+        let retryAt = overflow ? Int64.max : due
+        retryTimes[slot] = retryAt
+        slots[s].mayWaitForTime = true
+        let id = slots[s].record.operation.id
+        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }
+        publish(
+            .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
+            operation: id,
+            sequence: slots[s].record.operation.sequenceName,
+            now: now
+        )
+        reevaluate(slot, now: now)
+    }
+
+    /// The destination could not be reached: the attempt is given back, the operation waits at the front of its
+    /// lane, and the lane stops starting operations until a probe succeeds.
+    mutating func goOffline(_ slot: Int32, lane l: Int, worker: UInt64, reason: String, now: Int64) {
+        let s = Int(slot)
+        if slots[s].cancelRequested {
+            finishTerminal(slot, .cancelled(.requested), now: now)
+            return
+        }
+        slots[s].attempts -= 1
+        let operation = slots[s].record.operation
+        if recording { records.append(.attemptReturned(operation.id, attempts: Int(slots[s].attempts))) }
+        if lanes[l].offline == nil {
+            lanes[l].offline = Offline(
+                reason: reason, executor: executors[Int(slots[s].executor)], operation: operation, prober: worker)
+            publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
+            // Like a suspension, the lane starts nothing more, claimed operations included.
+            interruptBatches(lane: Int32(l))
+        }
+        reevaluate(slot, now: now)
+    }
+
+    /// A probe succeeded: the lane starts operations again.
+    mutating func endOffline(lane: Int32, now: Int64) {
+        let l = Int(lane)
+        guard let offline = lanes[l].offline else { return }
+        lanes[l].offline = nil
+        publish(
+            .resumed(reason: "online: the destination answered after \(offline.reason)"),
+            operation: nil, sequence: lanes[l].name, now: now)
+        dispatch(lane)
+    }
+
+    /// The operation that found its destination unreachable ended, cancelled: nothing waits for that destination any
+    /// more, so the lane starts operations again, and the next one that cannot reach its own suspends the lane anew.
+    mutating func abandonProbe(lane l: Int, now: Int64) {
+        guard let offline = lanes[l].offline else { return }
+        lanes[l].offline = nil
+        if let prober = offline.prober { signalCancel(prober) }
+        publish(
+            .resumed(reason: "the operation that went offline (\(offline.reason)) ended; the next one tries again"),
+            operation: nil, sequence: lanes[l].name, now: now)
+        dispatch(Int32(l))
+    }
+
+    /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
+    mutating func interrupt(_ slot: Int32, now: Int64) {
+        if recording { records.append(.interrupted(slots[Int(slot)].record.operation.id, at: date(now))) }
+        reevaluate(slot, now: now)
+    }
+
+    /// Ends an operation and everything that must end with it, without recursion: a long chain of dependents that
+    /// a failure cancels is walked with an explicit worklist.
+    mutating func finishTerminal(_ slot: Int32, _ result: CallResult, now: Int64) {
+        var cascade: [(Int32, CallResult)] = []
+        settle(slot, result, now: now, cascade: &cascade)
+        while let (next, nextResult) = cascade.popLast() {
+            settle(next, nextResult, now: now, cascade: &cascade)
+        }
+    }
+
+    mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]) {
+        let s = Int(slot)
+        let previous = slots[s].phase
+        guard previous == .pending || previous == .ready else { return }
+        let l = Int(slots[s].lane)
+        if previous == .ready { lanes[l].readyCount -= 1 }
+        lanes[l].counts.pending -= 1
+        lanes[l].counts.countFinished(result)
+        slots[s].conclude(result, now: now)
+        if slots[s].firstStartedAt != OperationSlot.never {
+            queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
+            runTimes.record(slots[s].runNanoseconds)
+        }
+        let id = slots[s].record.id
+        if recording { records.append(.finished(id, result, at: date(now))) }
+        if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
+        if hub.hasSubscribers(for: id) {
+            let metrics = metrics(of: s)
+            let kind: CallEvent.Kind =
+                switch result {
+                case .completed: .completed(metrics)
+                case .skipped: .skipped(metrics)
+                case .failed(let failure): .failed(failure, metrics)
+                case .cancelled(let reason): .cancelled(reason, metrics)
+                }
+            publish(kind, operation: id, sequence: lanes[l].name, now: now)
+        }
+        settle(slots[s].record, .success(result))
+        let (first, more) = slots[s].takeDependents()
+        if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
+        for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
+        if lanes[l].algorithm == .commitGraph { commitFinished(slots[s].snapshot, lane: l, now: now) }
+        retain(slot, finishedAt: now)
+    }
+
+    /// Tells a dependent that one of its dependencies ended: it counts down, or is cancelled with it.
+    mutating func release(
+        _ dependent: Int32,
+        after id: UUID,
+        ended result: CallResult,
+        now: Int64,
+        cascade: inout [(Int32, CallResult)]
+    ) {
+        let d = Int(dependent)
+        guard slots[d].phase != .finished else {
+            // Cancelled before this dependency ended: it only stops counting it, and may now be forgotten.
+            slots[d].unfinishedDependencies -= 1
+            if slots[d].unfinishedDependencies == 0, slots[d].evictionDeferred {
+                slots[d].evictionDeferred = false
+                retain(dependent, finishedAt: slots[d].finishedAt)
+            }
+            return
+        }
+        if slots[d].record.operation.onDependencyFailure == .cancel,
+            let reason = Self.cancellation(afterDependency: id, finished: result)
+        {
+            cascade.append((dependent, .cancelled(reason)))
+        } else {
+            slots[d].unfinishedDependencies -= 1
+            if slots[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+        }
+    }
+
+    /// With `.commitGraph`, releases the next commit's ready operations once every earlier one has finished.
+    mutating func commitFinished(_ snapshot: UInt64, lane l: Int, now: Int64) {
+        guard let remaining = lanes[l].commitRemaining[snapshot] else { return }
+        if remaining > 1 {
+            lanes[l].commitRemaining[snapshot] = remaining - 1
+            return
+        }
+        lanes[l].commitRemaining[snapshot] = nil
+        guard lanes[l].oldestOpenCommit == snapshot else { return }
+        while let oldest = lanes[l].oldestOpenCommit, lanes[l].commitRemaining[oldest] == nil {
+            _ = lanes[l].openCommits.popFirst()
+        }
+        guard let next = lanes[l].oldestOpenCommit, let released = lanes[l].gated.removeValue(forKey: next) else {
+            return
+        }
+        for slot in released where slots[Int(slot)].gated {
+            slots[Int(slot)].gated = false
+            reevaluate(slot, now: now)
+        }
+    }
+}

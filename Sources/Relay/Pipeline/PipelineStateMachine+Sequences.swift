@@ -1,0 +1,237 @@
+import Foundation
+
+extension PipelineStateMachine {
+    // MARK: - Sequences
+
+    mutating func upsertLane(
+        _ name: CallSequence.Name,
+        sequence: CallSequence,
+        bunchSize: Int,
+        algorithm: CallSequence.Algorithm,
+        addingSuspensions: Int,
+        now: Int64
+    ) {
+        let laneNumber: Int32
+        if let existing = laneIndex[name] {
+            laneNumber = existing
+            let wasRegistered = lanes[Int(existing)].isRegistered
+            if !wasRegistered { lanes[Int(existing)].sequence = sequence }
+            lanes[Int(existing)].bunchSize = bunchSize
+            setAlgorithm(algorithm, lane: existing, now: now)
+            if !wasRegistered { effects.signals += laneStartWaiters.takeAll() }
+        } else {
+            laneNumber = Int32(lanes.count)
+            lanes.append(Lane(name: name, sequence: sequence, bunchSize: bunchSize, algorithm: algorithm))
+            laneIndex[name] = laneNumber
+            effects.signals += laneStartWaiters.takeAll()
+        }
+        if recording { records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm)) }
+        for _ in 0..<max(0, addingSuspensions) {
+            _ = suspend(lane: laneNumber, reason: "suspended before it was added", now: now)
+        }
+        dispatch(laneNumber)
+    }
+
+    /// Gives a lane its actor without changing a configuration restored from storage; creates it if needed.
+    mutating func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) {
+        if let existing = laneIndex[name] {
+            guard lanes[Int(existing)].sequence == nil else { return }
+            lanes[Int(existing)].sequence = sequence
+            effects.signals += laneStartWaiters.takeAll()
+            dispatch(existing)
+            return
+        }
+        laneIndex[name] = Int32(lanes.count)
+        lanes.append(Lane(name: name, sequence: sequence, bunchSize: 1, algorithm: .flat))
+        if recording { records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat)) }
+        effects.signals += laneStartWaiters.takeAll()
+    }
+
+    /// A lane known only from stored operations, waiting for its sequence to be upserted.
+    mutating func placeholderLane(_ name: CallSequence.Name) -> Int32 {
+        if let existing = laneIndex[name] { return existing }
+        let number = Int32(lanes.count)
+        lanes.append(Lane(name: name, sequence: nil, bunchSize: 1, algorithm: .flat))
+        laneIndex[name] = number
+        return number
+    }
+
+    mutating func setBunchSize(_ size: Int, lane name: CallSequence.Name, now: Int64) throws(RelayError) {
+        guard size >= 1 else {
+            throw RelayError(.invalidBunchSize, "bunch size \(size) for sequence \(name) is below 1")
+        }
+        let lane = try registeredLane(name)
+        // Claimed operations that have not begun would otherwise start beyond a lowered size.
+        if size < lanes[Int(lane)].bunchSize { interruptBatches(lane: lane) }
+        lanes[Int(lane)].bunchSize = size
+        if recording {
+            records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
+        }
+        dispatch(lane)
+    }
+
+    mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane name: CallSequence.Name, now: Int64)
+        throws(RelayError)
+    {
+        let lane = try registeredLane(name)
+        setAlgorithm(algorithm, lane: lane, now: now)
+        if recording {
+            records.append(.sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
+        }
+    }
+
+    func registeredLane(_ name: CallSequence.Name) throws(RelayError) -> Int32 {
+        guard let lane = laneIndex[name], lanes[Int(lane)].isRegistered else {
+            throw RelayError(.unknownSequence, "no sequence named \(name) is registered")
+        }
+        return lane
+    }
+
+    mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane: Int32, now: Int64) {
+        let l = Int(lane)
+        guard lanes[l].algorithm != algorithm else { return }
+        lanes[l].algorithm = algorithm
+        switch algorithm {
+        case .flat:
+            let gated = lanes[l].gated.values.flatMap { $0 }
+            lanes[l].gated.removeAll()
+            lanes[l].resetCommitGraph()
+            for slot in gated where slots[Int(slot)].gated {
+                slots[Int(slot)].gated = false
+                reevaluate(slot, now: now)
+            }
+        case .commitGraph:
+            // A rare, explicit change, so one scan is fine: rebuild the per-commit accounting from the lane's
+            // unfinished operations, and send ready operations of later commits back to wait for earlier ones.
+            lanes[l].resetCommitGraph()
+            let open = slots.indices
+                .filter { slots[$0].lane == lane && slots[$0].phase != .free && slots[$0].phase != .finished }
+                .sorted { slots[$0].order < slots[$1].order }
+            for s in open { lanes[l].openCommit(slots[s].snapshot) }
+            let oldest = lanes[l].oldestOpenCommit
+            for s in open where slots[s].phase == .ready && slots[s].snapshot != oldest {
+                slots[s].phase = .pending
+                slots[s].token &+= 1
+                slots[s].gated = true
+                lanes[l].readyCount -= 1
+                lanes[l].gated[slots[s].snapshot, default: []].append(Int32(s))
+            }
+        }
+    }
+
+    // MARK: - Executors
+
+    mutating func register(_ executor: any CallExecutor, for kind: CallKind, now: Int64) {
+        if let existing = executorIndex[kind] {
+            executors[Int(existing)] = executor
+            return
+        }
+        let number = Int32(executors.count)
+        executors.append(executor)
+        executorIndex[kind] = number
+        guard let waiting = waitingForExecutor.removeValue(forKey: kind) else { return }
+        for slot in waiting where slots[Int(slot)].executor < 0 {
+            slots[Int(slot)].executor = number
+            reevaluate(slot, now: now)
+        }
+    }
+
+    // MARK: - Readiness
+
+    /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
+    mutating func reevaluate(_ slot: Int32, now: Int64) {
+        let s = Int(slot)
+        guard slots[s].phase == .pending, slots[s].unfinishedDependencies == 0, !slots[s].gated else { return }
+        let notBefore = notBefore(slot)
+        if notBefore > now {
+            scheduleTimer(slot, at: notBefore)
+            return
+        }
+        if slots[s].executor < 0 {
+            let kind = slots[s].record.operation.kind
+            guard let executor = executorIndex[kind] else {
+                waitingForExecutor[kind, default: []].append(slot)
+                return
+            }
+            slots[s].executor = executor
+        }
+        let lane = slots[s].lane
+        let l = Int(lane)
+        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, slots[s].snapshot != oldest {
+            slots[s].gated = true
+            lanes[l].gated[slots[s].snapshot, default: []].append(slot)
+            return
+        }
+        slots[s].phase = .ready
+        slots[s].token &+= 1
+        lanes[l].ready.push(
+            .init(order: slots[s].order, slot: slot, token: slots[s].token),
+            priority: slots[s].record.operation.priority
+        )
+        lanes[l].readyCount += 1
+        dispatch(lane)
+    }
+
+    /// Wakes idle workers, or asks for new ones, for ready work that the bunch size leaves room for.
+    mutating func dispatch(_ lane: Int32) {
+        if holdingDispatch {
+            if !lanes[Int(lane)].dispatchHeld {
+                lanes[Int(lane)].dispatchHeld = true
+                heldDispatches.append(lane)
+            }
+            return
+        }
+        guard lifecycle == .running, suspensionCount == 0 else { return }
+        let l = Int(lane)
+        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, !lanes[l].isOffline else { return }
+        var demand = lanes[l].readyCount - lanes[l].wakesInFlight
+        var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
+        while demand > 0 && capacity > 0 {
+            if let idle = lanes[l].idleWorkers.takeLast() {
+                effects.workerWakes.append((idle, .work))
+            } else if lanes[l].workers < lanes[l].bunchSize {
+                lanes[l].workers += 1
+                lanes[l].pendingSpawns += 1
+                for spawner in lanes[l].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, true)) }
+            } else {
+                break
+            }
+            lanes[l].wakesInFlight += 1
+            demand -= 1
+            capacity -= 1
+        }
+    }
+
+    /// Holds dispatches until ``releaseDispatch()``: a step that readies many operations, or a worker about to take
+    /// one of them itself, then dispatches each lane once, at the end, rather than once per operation.
+    mutating func holdDispatch() {
+        holdingDispatch = true
+    }
+
+    mutating func releaseDispatch() {
+        holdingDispatch = false
+        guard !heldDispatches.isEmpty else { return }
+        for lane in heldDispatches {
+            lanes[Int(lane)].dispatchHeld = false
+            dispatch(lane)
+        }
+        heldDispatches.removeAll(keepingCapacity: true)
+    }
+
+    mutating func dispatchAll() {
+        for lane in lanes.indices { dispatch(Int32(lane)) }
+    }
+
+    /// Nothing more can start without outside input, though operations may still run.
+    var isSettled: Bool {
+        let starting = lifecycle == .running && suspensionCount == 0
+        return !lanes.contains { lane in
+            guard lane.wakesInFlight == 0 else { return true }
+            guard starting, lane.isRegistered, lane.suspensionCount == 0, !lane.isOffline else { return false }
+            return lane.readyCount > 0 && lane.running < lane.bunchSize
+        }
+    }
+
+    /// Nothing runs and nothing more can start without outside input.
+    var isIdle: Bool { runningTotal == 0 && isSettled }
+}
