@@ -44,7 +44,7 @@ extension DataPoint {
     /// - Parameter name: The sequence's name.
     /// - Returns: The sequence that runs the lane.
     public nonisolated func sequence(named name: CallSequence.Name) -> CallSequence? {
-        core.read { machine in machine.laneIndex[name].flatMap { machine.lanes[Int($0)].sequence } }
+        core.read { $0.sequence(named: name) }
     }
 
     // MARK: - Enqueueing
@@ -115,7 +115,7 @@ extension DataPoint {
     /// - Returns: Its handle.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
     public nonisolated func handle(for id: UUID) throws -> CallHandle {
-        guard let record = core.read({ machine in machine.lookup(id).map { machine.slots[Int($0)].record } }) else {
+        guard let record = core.read({ $0.record(of: id) }) else {
             throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
         }
         return CallHandle(record: record, core: core)

@@ -24,7 +24,7 @@ struct AttemptTimer: Sendable {
     }
 
     /// Whether the deadline passed.
-    private func disarm(restoring outer: PipelineStateMachine.AttemptDeadline?) -> Bool {
+    private func disarm(restoring outer: Timers.AttemptDeadline?) -> Bool {
         let slot = self.slot
         let disarmed = core.transition { $0.disarmDeadline(slot, restoring: outer) }
         core.perform(disarmed)

@@ -133,8 +133,8 @@ extension PipelineCore {
             park: { id, continuation in
                 state.withLock { $0.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
             },
-            cancel: { id in state.withLock { $0.timerWaiters.cancel(id) } },
-            forget: { id in state.withLock { $0.timerWaiters.forget(id) } }
+            cancel: { id in state.withLock { $0.timers.cancelWait(id) } },
+            forget: { id in state.withLock { $0.timers.forgetWait(id) } }
         )
     }
 
@@ -163,7 +163,7 @@ extension PipelineCore {
     /// spawns a replacement if work remains.
     func runWorker(_ worker: UInt64, lane: Int32) async {
         // The worker's state exists from its spawn until it exits, so the batch is there.
-        let batch = state.withLock { $0.workers[worker]?.batch } ?? WorkerBatch()
+        let batch = state.withLock { $0.batch(of: worker) } ?? WorkerBatch()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.workerLoop(worker, lane: lane, batch: batch) }
             group.addTask { await self.waitForCancelSignal(worker) }
@@ -193,18 +193,9 @@ extension PipelineCore {
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
             var step = transition(reusing: &effects) { machine in
-                let next =
-                    ends.isEmpty
-                    ? machine.nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
-                    : machine.finish(
-                        ends, worker: worker, thenNextJobIn: lane, claimWake: claimWake, cancelled: cancelled,
-                        now: now)
-                if limit > 1, let first = next.slot, machine.hasRoomToClaim(in: lane) {
-                    machine.claimMore(
-                        after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now,
-                        into: &jobs)
-                }
-                return next
+                machine.workerStep(
+                    worker, lane: lane, ended: ends, claimWake: claimWake, cancelled: cancelled, limit: limit,
+                    batch: batch, claimed: &jobs, now: now)
             }
             ends.removeAll(keepingCapacity: true)
             claimWake = false

@@ -222,9 +222,7 @@ final class PipelineCore: Sendable {
 
     /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
     func releaseSequences() {
-        state.withLock { machine in
-            for lane in machine.lanes.indices { machine.lanes[lane].sequence = nil }
-        }
+        state.withLock { $0.releaseSequences() }
     }
 
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {

@@ -50,12 +50,7 @@ extension PipelineStateMachine {
     @inline(__always)
     func notBefore(_ slot: Int32) -> Int64 {
         guard slots[Int(slot)].mayWaitForTime else { return OperationSlot.never }
-        return max(holdUntil(slot), retryTimes[slot] ?? OperationSlot.never)
-    }
-
-    /// The end of an operation's latest hold.
-    func holdUntil(_ slot: Int32) -> Int64 {
-        holds[slot]?.values.max() ?? OperationSlot.never
+        return timers.notBefore(slot)
     }
 
     mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
@@ -66,10 +61,7 @@ extension PipelineStateMachine {
         guard slots[s].phase != .finished else {
             throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
         }
-        var contexts = holds[slot] ?? [:]
-        contexts[context] = until
-        holds[slot] = contexts.isEmpty ? nil : contexts
-        slots[s].mayWaitForTime = !contexts.isEmpty || retryTimes[slot] != nil
+        slots[s].mayWaitForTime = timers.hold(slot, until: until, context: context)
         if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
             .held(until: until.map { date($0) }, context: context),
@@ -77,7 +69,7 @@ extension PipelineStateMachine {
             sequence: slots[s].record.operation.sequenceName,
             now: now
         )
-        if slots[s].phase == .ready && holdUntil(slot) > now {
+        if slots[s].phase == .ready && timers.holdEnd(slot) > now {
             slots[s].phase = .pending
             slots[s].token &+= 1
             lanes[Int(slots[s].lane)].readyCount -= 1

@@ -52,12 +52,12 @@ extension PipelineStateMachine {
                 if let prober = lanes[lane].offline?.prober { signalCancel(prober) }
             }
             effects.signals += laneStartWaiters.takeAll()
-            rearmTimer()
+            rearmTimers()
             if deadline <= now { fireTimers(now: now) }
         case .stopping(let current):
             guard deadline < current else { return }
             lifecycle = .stopping(deadline: deadline)
-            rearmTimer()
+            rearmTimers()
             if deadline <= now { fireTimers(now: now) }
         case .stopped:
             break
@@ -78,7 +78,7 @@ extension PipelineStateMachine {
         effects.signals += idleWaiters.takeAll()
         effects.signals += settledWaiters.takeAll()
         effects.signals += stopWaiters.takeAll()
-        effects.signals += timerWaiters.takeAll()
+        effects.signals += timers.rearm()
         effects.signals += laneStartWaiters.takeAll()
         for lane in lanes.indices {
             for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
@@ -150,9 +150,8 @@ extension PipelineStateMachine {
             if let result = entry.result {
                 settle(record, .success(result))
             }
-            if !contexts.isEmpty { holds[number] = contexts }
-            if let retryAt = entry.retryAt { retryTimes[number] = clock.time(of: retryAt) }
-            slots[Int(number)].mayWaitForTime = !contexts.isEmpty || entry.retryAt != nil
+            slots[Int(number)].mayWaitForTime = timers.restore(
+                number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
             restored.append(number)
         }
         var finished: [(finishedAt: Int64, slot: Int32)] = []
@@ -168,7 +167,7 @@ extension PipelineStateMachine {
             if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(slots[s].snapshot) }
         }
         retention.keep(restored: finished)
-        if !finished.isEmpty { rearmTimer() }
+        if !finished.isEmpty { rearmTimers() }
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where slots[Int(slot)].phase == .pending {
             if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }

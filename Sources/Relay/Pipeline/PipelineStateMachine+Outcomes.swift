@@ -35,7 +35,7 @@ extension PipelineStateMachine {
                 retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
             }
         }
-        if lifecycle != .running && runningTotal == 0 { rearmTimer() }
+        if lifecycle != .running && runningTotal == 0 { rearmTimers() }
     }
 
     /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
@@ -91,7 +91,7 @@ extension PipelineStateMachine {
         }
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         let retryAt = overflow ? Int64.max : due
-        retryTimes[slot] = retryAt
+        timers.retry(slot, at: retryAt)
         slots[s].mayWaitForTime = true
         let id = slots[s].record.operation.id
         if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }

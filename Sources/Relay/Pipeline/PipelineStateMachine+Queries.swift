@@ -53,8 +53,8 @@ extension PipelineStateMachine {
             return .executorNotRegistered(slots[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
-        let heldUntil = holdUntil(Int32(s))
-        let retryAt = retryTimes[Int32(s)] ?? OperationSlot.never
+        let heldUntil = timers.holdEnd(Int32(s))
+        let retryAt = timers.retryTime(of: Int32(s)) ?? OperationSlot.never
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
@@ -76,7 +76,7 @@ extension PipelineStateMachine {
 
     func holds(of id: UUID) -> [String?: Date]? {
         guard let slot = lookup(id) else { return nil }
-        return (holds[slot] ?? [:]).mapValues { date($0) }
+        return timers.holds(of: slot).mapValues { date($0) }
     }
 
     func dependents(of id: UUID) -> [UUID]? {
@@ -86,6 +86,16 @@ extension PipelineStateMachine {
 
     func operation(_ id: UUID) -> CallOperation? {
         lookup(id).map { slots[Int($0)].record.operation }
+    }
+
+    /// The sequence actor of a registered lane.
+    func sequence(named name: CallSequence.Name) -> CallSequence? {
+        laneIndex[name].flatMap { lanes[Int($0)].sequence }
+    }
+
+    /// A known operation's record, which its handles share.
+    func record(of id: UUID) -> OperationRecord? {
+        lookup(id).map { slots[Int($0)].record }
     }
 
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {

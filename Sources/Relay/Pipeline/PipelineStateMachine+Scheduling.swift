@@ -24,30 +24,48 @@ extension PipelineStateMachine {
         return worker
     }
 
-    /// Applies the ends of a worker's attempts and gives the worker its next step, in one transition.
+    /// The batch a worker's loop shares with the pipeline, from its spawn until it exits.
+    func batch(of worker: UInt64) -> WorkerBatch? {
+        workers[worker]?.batch
+    }
+
+    /// A worker's step, in one transition: applies the ends of the attempts it reports, gives it its next job, and,
+    /// while `limit` is above one, claims up to `limit - 1` more ready operations of its lane into `claimed`.
     ///
     /// The worker takes the next ready operation of its lane itself, so dispatch waits until it has: a dependent that
     /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
-    /// nothing left and park again.
-    mutating func finish(
-        _ ends: [EndedAttempt],
-        worker: UInt64,
-        thenNextJobIn lane: Int32,
+    /// nothing left and park again. `claimWake` tells that the worker was woken or spawned for work and now claims
+    /// that wake.
+    mutating func workerStep(
+        _ worker: UInt64,
+        lane: Int32,
+        ended ends: [EndedAttempt],
         claimWake: Bool,
         cancelled: Bool,
+        limit: Int,
+        batch: WorkerBatch,
+        claimed jobs: inout [Job],
         now: Int64
     ) -> NextJob {
-        holdDispatch()
-        for ended in ends { finish(ended.slot, worker: worker, end: ended.end, now: now) }
-        let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
-        releaseDispatch()
+        let next: NextJob
+        if ends.isEmpty {
+            next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+        } else {
+            holdDispatch()
+            for ended in ends { finish(ended.slot, worker: worker, end: ended.end, now: now) }
+            next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+            releaseDispatch()
+        }
+        if limit > 1, let first = next.slot, hasRoomToClaim(in: lane) {
+            claimMore(after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now, into: &jobs)
+        }
         return next
     }
 
     /// Whether the lane has ready operations and room in its bunch: a lane of one, or a full one, then skips the call
     /// to claim more after every operation.
     @inline(__always)
-    func hasRoomToClaim(in lane: Int32) -> Bool {
+    private func hasRoomToClaim(in lane: Int32) -> Bool {
         let l = Int(lane)
         return lanes[l].readyCount > 0 && lanes[l].running < lanes[l].bunchSize
     }
@@ -58,7 +76,7 @@ extension PipelineStateMachine {
     /// The worker runs them one after another and reports their ends in one transition; `batch`, the one its
     /// ``WorkerState`` holds, lets the pipeline interrupt the batch in between (see ``WorkerBatch``). The worker
     /// passes it in, so that claiming reads nothing of the worker's state.
-    mutating func claimMore(
+    private mutating func claimMore(
         after first: Int32,
         lane: Int32,
         worker: UInt64,
@@ -82,10 +100,9 @@ extension PipelineStateMachine {
         slots[Int(first)].batchIndex = 0
     }
 
-    /// The worker's next step: run an operation, park until there is work, or exit.
-    ///
-    /// `claimWake` tells that the worker was woken or spawned for work and now claims that wake.
-    mutating func nextJob(lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64) -> NextJob {
+    /// The worker's next job: run an operation, park until there is work, or exit.
+    private mutating func nextJob(lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64) -> NextJob
+    {
         let l = Int(lane)
         if claimWake { lanes[l].wakesInFlight -= 1 }
         guard lifecycle == .running, !cancelled else { return exit(worker) }
@@ -166,7 +183,7 @@ extension PipelineStateMachine {
         if lifecycle == .running {
             dispatch(state.lane)
         } else if workers.isEmpty {
-            rearmTimer()
+            rearmTimers()
         }
     }
 }

@@ -32,6 +32,11 @@ extension PipelineStateMachine {
         dispatch(laneNumber)
     }
 
+    /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
+    mutating func releaseSequences() {
+        for lane in lanes.indices { lanes[lane].sequence = nil }
+    }
+
     /// Gives a lane its actor without changing a configuration restored from storage; creates it if needed.
     mutating func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) {
         if let existing = laneIndex[name] {
@@ -144,7 +149,7 @@ extension PipelineStateMachine {
         guard slots[s].phase == .pending, slots[s].unfinishedDependencies == 0, !slots[s].gated else { return }
         let notBefore = notBefore(slot)
         if notBefore > now {
-            scheduleTimer(slot, at: notBefore)
+            wake(slot, at: notBefore)
             return
         }
         if slots[s].executor < 0 {

@@ -3,18 +3,20 @@ import Foundation
 extension PipelineStateMachine {
     // MARK: - Timers
 
-    mutating func scheduleTimer(_ slot: Int32, at deadline: Int64) {
+    /// Re-evaluates `slot` at `deadline`: a hold or a retry delay ends then.
+    mutating func wake(_ slot: Int32, at deadline: Int64) {
         slots[Int(slot)].token &+= 1
-        timers.push(.init(deadline: deadline, slot: slot, token: slots[Int(slot)].token))
-        if armedDeadline.map({ deadline < $0 }) ?? true { rearmTimer() }
+        effects.signals += timers.wake(slot, token: slots[Int(slot)].token, at: deadline)
     }
 
-    mutating func rearmTimer() {
-        timerGeneration &+= 1
-        effects.signals += timerWaiters.takeAll()
+    /// Makes the timer loop plan again.
+    mutating func rearmTimers() {
+        effects.signals += timers.rearm()
     }
 
-    mutating func timerPlan() -> TimerPlan {
+    /// The timer loop's next step: sleep until the earliest hold, retry, attempt deadline, end of the grace period
+    /// or sweep of finished operations, wait for one, or exit.
+    mutating func timerPlan() -> Timers.Plan {
         switch lifecycle {
         case .stopped:
             return .exit
@@ -23,40 +25,52 @@ extension PipelineStateMachine {
         default:
             break
         }
-        var deadline = timers.min?.deadline
-        if let attemptDeadline = nextAttemptDeadline() { deadline = min(deadline ?? attemptDeadline, attemptDeadline) }
+        var deadline = timers.nextDeadline()
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
         if let sweep = retention.nextSweep { deadline = min(deadline ?? sweep, sweep) }
-        armedDeadline = deadline
-        if let deadline { return .sleep(until: deadline, generation: timerGeneration) }
-        return .wait(generation: timerGeneration)
+        return timers.plan(until: deadline)
     }
 
     /// Parks the timer loop's wait for a new plan, or returns `true` when the plan is stale already.
     mutating func waitForRearm(generation: UInt64, id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool
     {
-        guard generation == timerGeneration, lifecycle != .stopped else { return true }
-        return !timerWaiters.park(id, continuation)
+        guard lifecycle != .stopped else { return true }
+        return !timers.park(generation: generation, id: id, continuation)
     }
 
     /// Fires every timer that is due, and returns whether the sweep of finished operations is due too.
     @discardableResult
     mutating func fireTimers(now: Int64) -> Bool {
-        armedDeadline = nil
-        while let top = timers.min, top.deadline <= now {
-            _ = timers.popMin()
-            let s = Int(top.slot)
-            guard slots[s].phase == .pending, slots[s].token == top.token else { continue }
-            reevaluate(top.slot, now: now)
+        timers.woke()
+        while let (slot, token) = timers.takeDueWakeup(now: now) {
+            let s = Int(slot)
+            guard slots[s].phase == .pending, slots[s].token == token else { continue }
+            reevaluate(slot, now: now)
         }
-        fireAttemptDeadlines(now: now)
+        while let worker = timers.takeDueDeadline(now: now) { signalCancel(worker) }
         if case .stopping(let grace) = lifecycle, !graceExpired, grace <= now {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
         }
         return retention.nextSweep.map { $0 <= now } ?? false
+    }
+
+    /// Arms the deadline of the attempt the worker runs on `slot`, and returns the one it nests in, if any.
+    ///
+    /// Deadlines share the timer loop of retries and holds, so an attempt costs a heap entry, not a sleeping task.
+    mutating func armDeadline(_ slot: Int32, worker: UInt64, at deadline: Int64) -> Timers.AttemptDeadline? {
+        let (outer, signals) = timers.armDeadline(slot, worker: worker, at: deadline)
+        effects.signals += signals
+        return outer
+    }
+
+    /// Disarms the deadline of `slot`'s attempt and restores the one it nested in; returns whether it had passed.
+    mutating func disarmDeadline(_ slot: Int32, restoring outer: Timers.AttemptDeadline?) -> Bool {
+        let (fired, signals) = timers.disarmDeadline(slot, restoring: outer)
+        effects.signals += signals
+        return fired
     }
 
     // MARK: - Retention
@@ -80,10 +94,8 @@ extension PipelineStateMachine {
             forget(slot)
             return
         }
-        guard retention.keep(slot, finishedAt: now), let sweep = retention.nextSweep,
-            armedDeadline.map({ sweep < $0 }) ?? true
-        else { return }
-        rearmTimer()
+        guard retention.keep(slot, finishedAt: now), let sweep = retention.nextSweep else { return }
+        effects.signals += timers.rearm(before: sweep)
     }
 
     /// Forgets a finished operation whose window has passed, unless a dependency still lists it; that dependency's
@@ -100,8 +112,7 @@ extension PipelineStateMachine {
     /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
     @discardableResult
     mutating func vacate(_ slot: Int32) -> OperationRecord {
-        if !holds.isEmpty { holds[slot] = nil }
-        if !retryTimes.isEmpty { retryTimes[slot] = nil }
+        timers.forget(slot)
         if !reports.isEmpty { reports[slot] = nil }
         return slots[Int(slot)].vacate()
     }

@@ -73,21 +73,6 @@ struct PipelineStateMachine: Sendable {
         let end: AttemptEnd
     }
 
-    enum TimerPlan: Sendable, Equatable {
-        case sleep(until: Int64, generation: UInt64)
-        case wait(generation: UInt64)
-        case exit
-    }
-
-    struct TimerEntry: Comparable, Sendable {
-        var deadline: Int64
-        var slot: Int32
-        var token: UInt32
-
-        static func < (lhs: TimerEntry, rhs: TimerEntry) -> Bool { lhs.deadline < rhs.deadline }
-        static func == (lhs: TimerEntry, rhs: TimerEntry) -> Bool { lhs.deadline == rhs.deadline }
-    }
-
     let origin: Date
     let limits: Limits
     /// Whether storage keeps records; when it does not, none are built.
@@ -109,12 +94,7 @@ struct PipelineStateMachine: Sendable {
     var graceExpired = false
     var suspensionCount = 0
     var runningTotal = 0
-    var timers = MinHeap<TimerEntry>()
-    var deadlineTimers = MinHeap<TimerEntry>()
-    var attemptDeadlines: [Int32: AttemptDeadline] = [:]
-    var holds: [Int32: [String?: Int64]] = [:]
-    /// When each operation whose attempt asked for a retry may run again.
-    var retryTimes: [Int32: Int64] = [:]
+    var timers = Timers()
     var workers: [UInt64: WorkerState] = [:]
     var doomedWorkers = 0
     var nextWorkerID: UInt64 = 1
@@ -128,9 +108,6 @@ struct PipelineStateMachine: Sendable {
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()
     var stopWaiters = Waiters<Void>()
-    var timerWaiters = Waiters<Void>()
-    var timerGeneration: UInt64 = 0
-    var armedDeadline: Int64?
     var laneStartWaiters = Waiters<Void>()
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false

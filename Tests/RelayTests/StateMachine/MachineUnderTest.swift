@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import Relay
+
+/// A state machine with one lane, `data`, and an executor for `noop` that completes, started at time zero; the tests
+/// drive it with events and check what each returns and what it asks the shell to do.
+struct MachineUnderTest {
+    /// What the events since the last call asked the shell to do, taken as the core takes it after a transition.
+    struct Actions {
+        var records: [StorageRecord]
+        var events: [EventOutbox.Step]
+        var effects: PipelineEffects
+
+        /// The events delivered to subscribers, in order.
+        var delivered: [CallEvent] {
+            events.flatMap { step -> [CallEvent] in
+                guard case .deliver(_, let events) = step else { return [] }
+                return events
+            }
+        }
+    }
+
+    private struct Noop: CallExecutor {
+        func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+            .completed(Data())
+        }
+    }
+
+    /// A sink whose deliveries the tests read from the actions.
+    final class Subscriber: EventSink {
+        func receive(_ events: [CallEvent]) -> EventDelivery { EventDelivery(needsWake: false, dropped: 0) }
+        func close() -> Bool { false }
+        func wake() {}
+    }
+
+    var machine: PipelineStateMachine
+    let lane: Int32
+
+    init(retention: Int64 = 1_000_000_000, bunchSize: Int = 1) throws {
+        machine = PipelineStateMachine(
+            origin: Date(timeIntervalSince1970: 0),
+            limits: .init(retention: retention, maximumPayloadSize: 1 << 20, metricsWindow: 100)
+        )
+        machine.register(Noop(), for: "noop", now: 0)
+        machine.upsertLane(
+            .data, sequence: try CallSequence(name: .data), bunchSize: bunchSize, algorithm: .flat,
+            addingSuspensions: 0, now: 0)
+        try machine.start(now: 0)
+        lane = try machine.registeredLane(.data)
+        _ = takeActions()
+    }
+
+    mutating func takeActions() -> Actions {
+        let records = machine.records
+        machine.records.removeAll()
+        return Actions(records: records, events: machine.hub.takeSteps(), effects: machine.takeEffects())
+    }
+
+    /// Takes every worker the lane asked for since the last call.
+    mutating func takeSpawns() -> [UInt64] {
+        var spawned: [UInt64] = []
+        while let worker = machine.takeSpawn(lane: lane) { spawned.append(worker) }
+        return spawned
+    }
+
+    /// A worker's step as its loop takes it, claiming up to `limit` operations.
+    mutating func step(
+        _ worker: UInt64,
+        ended: [PipelineStateMachine.EndedAttempt] = [],
+        claimWake: Bool = false,
+        cancelled: Bool = false,
+        limit: Int = 1,
+        batch: WorkerBatch = WorkerBatch(),
+        claimed: inout [PipelineStateMachine.Job],
+        now: Int64 = 0
+    ) -> PipelineStateMachine.NextJob {
+        machine.workerStep(
+            worker, lane: lane, ended: ended, claimWake: claimWake, cancelled: cancelled, limit: limit, batch: batch,
+            claimed: &claimed, now: now)
+    }
+
+    /// A worker's step that claims nothing more than its next job.
+    mutating func step(
+        _ worker: UInt64,
+        ended: [PipelineStateMachine.EndedAttempt] = [],
+        claimWake: Bool = false,
+        now: Int64 = 0
+    ) -> PipelineStateMachine.NextJob {
+        var claimed: [PipelineStateMachine.Job] = []
+        return step(worker, ended: ended, claimWake: claimWake, claimed: &claimed, now: now)
+    }
+
+    /// Spawns the worker the lane asked for and starts the first ready operation on it, at time zero.
+    mutating func spawnAndStart() throws -> (worker: UInt64, job: PipelineStateMachine.Job) {
+        let worker = try #require(takeSpawns().first)
+        guard case .run(let job) = step(worker, claimWake: true) else {
+            throw RelayError(.invalidArgument, "expected a job")
+        }
+        return (worker, job)
+    }
+
+    /// The id of the operation a worker's next step starts, if it starts one.
+    mutating func startNext(_ worker: UInt64, ended: [PipelineStateMachine.EndedAttempt] = [], now: Int64 = 0)
+        -> UUID?
+    {
+        guard case .run(let job) = step(worker, ended: ended, now: now) else { return nil }
+        return job.record.id
+    }
+
+    func state(of id: UUID, now: Int64 = 0) -> CallStatus.State? {
+        machine.status(of: id, now: now)?.state
+    }
+
+    /// The lane's counts, as metrics show them.
+    var counts: MetricsSnapshot.Counts {
+        machine.metricsSnapshot(droppedEvents: 0).sequences[.data] ?? .init()
+    }
+
+    var running: Int { machine.metricsSnapshot(droppedEvents: 0).running }
+}
+
+extension PipelineStateMachine.EndedAttempt {
+    static func completed(_ job: PipelineStateMachine.Job) -> Self {
+        .init(slot: job.slot, end: .outcome(.completed(Data())))
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+
+@testable import Relay
+
+/// The state machine's scheduling, readiness and commits, driven by events; each test checks what the events return
+/// and what they ask the shell to do, and reads the machine only through its queries.
+@Suite("Pipeline state machine")
+struct StateMachineTests {
+    @Test("S4: the machine hands out ready operations one at a time within the bunch size, in call order")
+    func handsOutInOrder() throws {
+        var test = try MachineUnderTest()
+        let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
+        try test.machine.enqueue(operations, now: 0)
+        let (worker, first) = try test.spawnAndStart()
+        #expect(test.takeSpawns().isEmpty)
+        #expect(first.record.id == operations[0].id)
+        #expect(first.attempt == 1)
+        // The bunch is full, so the worker's next step would park if the first had not finished.
+        #expect(test.startNext(worker) == nil)
+        #expect(test.startNext(worker, ended: [.completed(first)], now: 5) == operations[1].id)
+    }
+
+    @Test("S5: a dependent becomes ready exactly when its last dependency finishes")
+    func readinessIsPushed() throws {
+        var test = try MachineUnderTest(bunchSize: 4)
+        let a = CallOperation(kind: "noop")
+        let b = CallOperation(kind: "noop")
+        let c = CallOperation(kind: "noop", dependencies: [a.id, b.id])
+        try test.machine.enqueue([a, b, c], now: 0)
+        #expect(
+            [a, b, c].map { test.state(of: $0.id) } == [.pending(.ready), .pending(.ready), .pending(.dependencies(2))])
+        let workers = test.takeSpawns()
+        #expect(workers.count == 2)
+        guard case .run(let jobA) = test.step(workers[0], claimWake: true),
+            case .run(let jobB) = test.step(workers[1], claimWake: true)
+        else {
+            Issue.record("expected two jobs")
+            return
+        }
+        #expect(test.startNext(workers[0], ended: [.completed(jobA)], now: 1) == nil)
+        #expect(test.state(of: c.id, now: 1) == .pending(.dependencies(1)))
+        #expect(test.startNext(workers[1], ended: [.init(slot: jobB.slot, end: .outcome(.skipped))], now: 2) == c.id)
+    }
+
+    /// Enqueues `operations` on a lane of `bunchSize`, runs the first on the worker it spawns, then finishes it and
+    /// returns the worker's next step.
+    private func finishFirst(
+        of operations: [CallOperation],
+        bunchSize: Int
+    ) throws -> (MachineUnderTest, PipelineStateMachine.NextJob) {
+        var test = try MachineUnderTest(bunchSize: bunchSize)
+        try test.machine.enqueue(operations, now: 0)
+        let worker = try #require(test.takeSpawns().first)
+        guard case .run(let job) = test.step(worker, claimWake: true) else {
+            throw RelayError(.invalidArgument, "expected a job")
+        }
+        _ = test.takeActions()
+        let next = test.step(worker, ended: [.completed(job)], now: 1)
+        return (test, next)
+    }
+
+    @Test("S5: the worker that finishes a dependency takes the dependent itself, and no other worker is woken for it")
+    func finishingWorkerTakesTheDependent() throws {
+        let a = CallOperation(kind: "noop")
+        let b = CallOperation(kind: "noop", dependencies: [a.id])
+        var (test, next) = try finishFirst(of: [a, b], bunchSize: 4)
+        guard case .run(let job) = next else {
+            Issue.record("expected the dependent")
+            return
+        }
+        #expect(job.record.id == b.id)
+        #expect(test.takeActions().effects.workerWakes.isEmpty)
+        #expect(test.takeSpawns().isEmpty)
+    }
+
+    @Test("S4: work a finish leaves beyond the worker's next job still wakes other workers, within the bunch size")
+    func finishStillDispatchesTheRest() throws {
+        let root = CallOperation(kind: "noop")
+        let children = (0..<5).map { _ in CallOperation(kind: "noop", dependencies: [root.id]) }
+        var (test, next) = try finishFirst(of: [root] + children, bunchSize: 3)
+        guard case .run = next else {
+            Issue.record("expected a child")
+            return
+        }
+        // One child runs here; the bunch of 3 leaves room for two more workers, asked for once.
+        #expect(test.running == 1)
+        #expect(test.takeSpawns().count == 2)
+        #expect(test.takeSpawns().isEmpty)
+    }
+
+    @Test("S13: with no subscriber, no event is built or numbered")
+    func noSubscriberNoEvents() throws {
+        var test = try MachineUnderTest()
+        let operation = CallOperation(kind: "noop")
+        try test.machine.enqueue([operation], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        #expect(test.takeActions().events.isEmpty)
+
+        // The first event a subscriber sees is numbered one: nothing before it was.
+        _ = try test.machine.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        #expect(test.startNext(worker, ended: [.completed(job)], now: 1) == nil)
+        let delivered = test.takeActions().delivered
+        #expect(delivered.first?.sequenceNumber == 1)
+        #expect(delivered.map(\.operationID).contains(operation.id))
+    }
+
+    @Test("S2: a rejected commit leaves the table, index and records as they were")
+    func rejectedCommitRollsBack() throws {
+        var test = try MachineUnderTest()
+        try test.machine.enqueue([CallOperation(kind: "noop")], now: 0)
+        _ = test.takeActions()
+        let a = UUID()
+        #expect(throws: RelayError.self) {
+            try test.machine.enqueue(
+                [CallOperation(id: a, kind: "noop"), CallOperation(kind: "noop", dependencies: [UUID()])],
+                now: 0
+            )
+        }
+        #expect(test.machine.lookup(a) == nil)
+        let actions = test.takeActions()
+        #expect(actions.records.isEmpty)
+        #expect(actions.effects.isEmpty)
+        #expect(test.takeSpawns().count == 1)
+        // The next commit takes the next snapshot number, and the slots the rejected commit took.
+        let next = [CallOperation(kind: "noop"), CallOperation(kind: "noop")]
+        try test.machine.enqueue(next, now: 0)
+        guard case .commit(let snapshot, _, _) = test.takeActions().records.first else {
+            Issue.record("expected a commit record")
+            return
+        }
+        #expect(snapshot == 2)
+        #expect(Set(next.compactMap { test.machine.lookup($0.id) }) == [1, 2])
+    }
+
+    @Test("S5: a dependent cancelled before its dependency ends is forgotten after it; no other operation stands in")
+    func cancelledDependentOutlivesItsDependency() throws {
+        var test = try MachineUnderTest()
+        let first = CallOperation(kind: "noop")
+        let dependent = CallOperation(kind: "noop", dependencies: [first.id])
+        try test.machine.enqueue([first, dependent], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        #expect(try test.machine.cancel(dependent.id, now: 1))
+
+        // Its window has passed, but the running dependency still lists it: it stays, and its slot stays its own.
+        test.machine.evictExpired(now: 10_000_000_000)
+        #expect(test.machine.lookup(dependent.id) != nil)
+        #expect(test.machine.dependents(of: first.id) == [dependent.id])
+        let later = CallOperation(kind: "noop")
+        try test.machine.enqueue([later], now: 10_000_000_000)
+        let laterSlot = try #require(test.machine.lookup(later.id))
+        #expect(test.machine.lookup(dependent.id) != laterSlot)
+
+        // The dependency's end touches only the cancelled dependent, which is then forgotten like any other.
+        #expect(test.startNext(worker, ended: [.completed(job)], now: 10_000_000_001) == later.id)
+        test.machine.evictExpired(now: 20_000_000_000)
+        #expect(test.machine.lookup(dependent.id) == nil)
+        #expect(test.machine.lookup(first.id) == nil)
+        #expect(test.state(of: later.id, now: 20_000_000_000) == .running(attempt: 1))
+    }
+
+    @Test("S5/S16: a dependency forgotten before its dependent is committed is an unknown dependency; nothing waits")
+    func dependencyForgottenBeforeCommit() throws {
+        var test = try MachineUnderTest(retention: 0)
+        let dependency = CallOperation(kind: "noop")
+        try test.machine.enqueue([dependency], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        _ = test.step(worker, ended: [.completed(job)], now: 1)
+
+        let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
+        let error = #expect(throws: RelayError.self) { try test.machine.enqueue([dependent], now: 2) }
+        #expect(error?.code == .unknownDependency)
+        #expect(test.machine.lookup(dependent.id) == nil)
+    }
+
+    @Test("S16: an operation that takes a forgotten operation's slot starts afresh, with nothing of the old one")
+    func reusedSlotStartsAfresh() throws {
+        var test = try MachineUnderTest()
+        let old = CallOperation(kind: "noop")
+        try test.machine.enqueue([old], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        // The old operation ran once, waits for a retry and a hold, then is cancelled and forgotten.
+        let retry = PipelineStateMachine.EndedAttempt(
+            slot: job.slot, end: .outcome(.retry(after: .seconds(100), reason: "busy")))
+        #expect(test.startNext(worker, ended: [retry], now: 7) == nil)
+        try test.machine.hold(old.id, until: 200_000_000_000, context: "later", now: 8)
+        #expect(try test.machine.cancel(old.id, now: 9))
+        let more1 = test.machine.evictExpired(now: 2_000_000_000)
+        #expect(!more1)
+        #expect(test.machine.lookup(old.id) == nil)
+
+        let new = CallOperation(kind: "noop")
+        try test.machine.enqueue([new], now: 3_000_000_000)
+        #expect(test.machine.lookup(new.id) == job.slot)
+        #expect(test.machine.holds(of: new.id) == [:])
+        let status = try #require(test.machine.status(of: new.id, now: 3_000_000_000))
+        #expect(status.state == .pending(.ready))
+        #expect(status.attempts == 0)
+        #expect(status.metrics.startedAt == nil)
+        #expect(status.metrics.finishedAt == nil)
+        #expect(status.metrics.runTime == .zero)
+        #expect(status.metrics.enqueuedAt == Date(timeIntervalSince1970: 3))
+        guard case .run(let next) = test.step(worker, now: 3_000_000_000) else {
+            Issue.record("expected the new operation to start at once")
+            return
+        }
+        #expect(next.record.id == new.id)
+        #expect(next.attempt == 1)
+    }
+
+    @Test("S16: with no retention, every finished operation leaves the directory with no commit after it")
+    func zeroRetentionEmptiesTheDirectory() async throws {
+        let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: configuration) { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+            let operations = (0..<500).map { _ in CallOperation(kind: .noop) }
+            let handles = try await point.enqueue(operations)
+            for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
+            await point.idle()
+            #expect(operations.allSatisfy { point.status(of: $0.id) == nil })
+            #expect(point.metrics().total.completed == 500)
+        }
+    }
+}
