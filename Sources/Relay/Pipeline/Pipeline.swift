@@ -51,6 +51,6 @@ public actor Pipeline {
 
     /// The snapshot number of the latest commit; the next commit gets this plus 1.
     public nonisolated var lastSnapshot: UInt64 {
-        core.read(\.lastSnapshot)
+        core.read(\.graph.lastSnapshot)
     }
 }

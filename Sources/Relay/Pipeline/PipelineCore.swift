@@ -147,7 +147,7 @@ final class PipelineCore: Sendable {
         let applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
             let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
             let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
-            return AppliedCommit(records: records, nextSnapshot: machine.lastSnapshot + 1, backlog: backlog)
+            return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
         }
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)

@@ -49,7 +49,7 @@ extension PipelineStateMachine {
     /// The time before which an operation must not start: the end of its latest hold or its retry delay.
     @inline(__always)
     func notBefore(_ slot: Int32) -> Int64 {
-        guard slots[Int(slot)].mayWaitForTime else { return OperationSlot.never }
+        guard graph[slot].mayWaitForTime else { return OperationSlot.never }
         return timers.notBefore(slot)
     }
 
@@ -57,22 +57,22 @@ extension PipelineStateMachine {
         guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
         }
-        let s = Int(slot)
-        guard slots[s].phase != .finished else {
+        let s = slot
+        guard graph[s].phase != .finished else {
             throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
         }
-        slots[s].mayWaitForTime = timers.hold(slot, until: until, context: context)
+        graph[s].mayWaitForTime = timers.hold(slot, until: until, context: context)
         if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
             .held(until: until.map { date($0) }, context: context),
             operation: id,
-            sequence: slots[s].record.operation.sequenceName,
+            sequence: graph[s].record.operation.sequenceName,
             now: now
         )
-        if slots[s].phase == .ready && timers.holdEnd(slot) > now {
-            slots[s].phase = .pending
-            slots[s].token &+= 1
-            lanes[Int(slots[s].lane)].readyCount -= 1
+        if graph[s].phase == .ready && timers.holdEnd(slot) > now {
+            graph[s].phase = .pending
+            graph[s].token &+= 1
+            lanes[Int(graph[s].lane)].readyCount -= 1
         }
         reevaluate(slot, now: now)
     }
@@ -86,13 +86,13 @@ extension PipelineStateMachine {
         guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
         }
-        let s = Int(slot)
-        switch slots[s].phase {
+        let s = slot
+        switch graph[s].phase {
         case .finished, .free:
             return false
         case .running:
-            guard !slots[s].cancelRequested else { return false }
-            slots[s].cancelRequested = true
+            guard !graph[s].cancelRequested else { return false }
+            graph[s].cancelRequested = true
             cancelRunning(slot)
             return true
         case .pending, .ready:
@@ -104,8 +104,8 @@ extension PipelineStateMachine {
     /// Cancels a running operation's task, unless it is a claimed operation of a batch that has not begun: the worker
     /// then gives it back, and the operation the worker runs meanwhile goes on.
     mutating func cancelRunning(_ slot: Int32) {
-        let worker = slots[Int(slot)].worker
-        let index = slots[Int(slot)].batchIndex
+        let worker = graph[slot].worker
+        let index = graph[slot].batchIndex
         guard index != OperationSlot.unbatched, let batch = workers[worker]?.batch else {
             signalCancel(worker)
             return

@@ -16,11 +16,11 @@ extension PipelineStateMachine {
         preparation: CommitPreparation? = nil,
         now: Int64
     ) throws(RelayError) -> [OperationRecord] {
-        let admission = directory.admit(batch, preparation: preparation ?? CommitPreparation(batch, limits: limits))
+        let admission = graph.admit(batch, preparation: preparation ?? CommitPreparation(batch, limits: limits))
         do {
             return try apply(admission, batch, prebuilt: prebuilt, now: now)
         } catch {
-            directory.giveBack(admission.fresh)
+            graph.reject(admission)
             throw error
         }
     }
@@ -45,19 +45,18 @@ extension PipelineStateMachine {
         if let rejected = admission.rejected { throw rejected.error }
         if let error = admission.dependencyError { throw error }
         guard !admission.fresh.isEmpty else {
-            return admission.known.map { slots[Int($0.slot)].record }
+            return admission.known.map { graph[$0.slot].record }
         }
-        let snapshot = lastSnapshot + 1
+        let snapshot = graph.nextSnapshot
         let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
         let candidates = usable ? prebuilt : OperationRecord.records(for: batch, snapshot: snapshot)
         for (number, slot) in admission.fresh.enumerated() {
-            occupy(
+            graph.add(
                 slot,
                 record: candidates[Int(admission.positions[number])],
                 lane: placements[number].lane,
                 executor: placements[number].executor,
-                order: nextOrder + UInt64(number),
-                snapshot: snapshot,
+                offset: number,
                 enqueuedAt: now
             )
         }
@@ -67,7 +66,7 @@ extension PipelineStateMachine {
         guard !admission.known.isEmpty else { return candidates }
         var records = candidates
         for known in admission.known {
-            records[known.position] = known.twin.map { candidates[$0] } ?? slots[Int(known.slot)].record
+            records[known.position] = known.twin.map { candidates[$0] } ?? graph[known.slot].record
         }
         return records
     }
@@ -92,7 +91,7 @@ extension PipelineStateMachine {
         for position in 0..<(admission.rejected?.position ?? batch.count) {
             if let next = known.first, next.position == position {
                 known.removeFirst()
-                let existing = next.twin.map { batch[$0] } ?? slots[Int(next.slot)].record.operation
+                let existing = next.twin.map { batch[$0] } ?? graph[next.slot].record.operation
                 guard existing.hasSameContent(as: batch[position]) else {
                     let id = batch[position].id
                     throw RelayError(
@@ -134,18 +133,16 @@ extension PipelineStateMachine {
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.
     mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
-        lastSnapshot += 1
-        nextOrder += UInt64(fresh.count)
-        let snapshot = lastSnapshot
+        let snapshot = graph.closeCommit(adding: fresh.count)
         var cancellations: [(Int32, CallResult)] = []
         var committed: [CallOperation] = []
         if recording { committed.reserveCapacity(fresh.count) }
         let publishing = hub.isActive
         var edge = 0
         for (position, slot) in fresh.enumerated() {
-            let s = Int(slot)
-            if recording { committed.append(slots[s].record.operation) }
-            let lane = Int(slots[s].lane)
+            let s = slot
+            if recording { committed.append(graph[s].record.operation) }
+            let lane = Int(graph[s].lane)
             lanes[lane].counts.pending += 1
             if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
             var blocker: CallResult?
@@ -157,8 +154,8 @@ extension PipelineStateMachine {
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
-                    operation: slots[s].record.operation.id,
-                    sequence: slots[s].record.operation.sequenceName,
+                    operation: graph[s].record.operation.id,
+                    sequence: graph[s].record.operation.sequenceName,
                     now: now
                 )
             }
@@ -178,7 +175,7 @@ extension PipelineStateMachine {
     /// run anyway.
     mutating func wireDependencies(of slot: Int32) -> CallResult? {
         var blocker: CallResult?
-        for dependency in slots[Int(slot)].record.operation.dependencies {
+        for dependency in graph[slot].record.operation.dependencies {
             guard let target = lookup(dependency) else { continue }
             wire(slot, to: target, id: dependency, blocker: &blocker)
         }
@@ -187,15 +184,9 @@ extension PipelineStateMachine {
 
     /// Links an operation to one dependency, or sets `blocker` to the cancellation it inherits from it.
     mutating func wire(_ slot: Int32, to target: Int32, id dependency: UUID, blocker: inout CallResult?) {
-        let s = Int(slot)
-        let t = Int(target)
-        guard slots[t].phase == .finished else {
-            slots[t].addDependent(slot)
-            slots[s].unfinishedDependencies += 1
-            return
-        }
-        if blocker == nil, slots[s].record.operation.onDependencyFailure == .cancel,
-            let reason = Self.cancellation(afterDependency: dependency, ended: slots[t].ending)
+        let ending = graph.link(slot, to: target)
+        if blocker == nil, graph[slot].record.operation.onDependencyFailure == .cancel,
+            let reason = Self.cancellation(afterDependency: dependency, ended: ending)
         {
             blocker = .cancelled(reason)
         }

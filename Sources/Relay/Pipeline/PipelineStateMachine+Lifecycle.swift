@@ -71,8 +71,8 @@ extension PipelineStateMachine {
             .shutdown,
             "the DataPoint shut down before the operation finished; it stays stored"
         )
-        for slot in slots.indices where slots[slot].phase != .finished && slots[slot].phase != .free {
-            settle(slots[slot].record, .failure(error))
+        for slot in graph.unfinished {
+            settle(graph[slot].record, .failure(error))
         }
         hub.closeAll()
         effects.signals += idleWaiters.takeAll()
@@ -107,7 +107,6 @@ extension PipelineStateMachine {
     /// Operations that were running when the process stopped are pending again with their attempt counted.
     /// A dependency the store no longer holds finished long ago and was evicted, so it counts as satisfied.
     mutating func restore(_ stored: StoredState, clock: ClockSource, now: Int64) {
-        lastSnapshot = stored.lastSnapshot
         recoveryReport = stored.recovery
         suspensionCount = max(0, stored.suspensionCount)
         for sequence in stored.sequences {
@@ -118,31 +117,21 @@ extension PipelineStateMachine {
         }
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
-        // Sized for the store: growth's headroom would cost a million pending operations 16 bytes each.
-        directory.reserve(stored.operations.count, headroom: false)
+        graph.reserve(restoring: stored.operations.count, lastSnapshot: stored.lastSnapshot)
         let records = OperationRecord.records(for: stored.operations.lazy.map(\.operation), snapshot: nil)
         for (position, entry) in stored.operations.enumerated() {
-            let id = entry.operation.id
-            // One probe per operation: a million random ids are a million cache misses, so never probe twice.
-            guard case .vacant(let bucket, let idHash) = directory.probe(id, hash: OperationIndex.hash(id)) else {
-                continue
-            }
-            let lane = placeholderLane(entry.operation.sequenceName)
+            guard
+                let number = graph.restore(
+                    records[position],
+                    lane: placeholderLane(entry.operation.sequenceName),
+                    executor: executorIndex[entry.operation.kind] ?? -1,
+                    snapshot: entry.operation.snapshot ?? 0,
+                    enqueuedAt: clock.time(of: entry.enqueuedAt)
+                )
+            else { continue }
             let record = records[position]
-            let number = directory.take(id, hash: idHash, at: bucket)
-            occupy(
-                number,
-                record: record,
-                lane: lane,
-                executor: executorIndex[entry.operation.kind] ?? -1,
-                order: nextOrder,
-                snapshot: entry.operation.snapshot ?? 0,
-                enqueuedAt: clock.time(of: entry.enqueuedAt)
-            )
-            nextOrder += 1
-            lastSnapshot = max(lastSnapshot, entry.operation.snapshot ?? 0)
             let contexts = entry.holds.mapValues(clock.time(of:))
-            slots[Int(number)].restore(
+            graph[number].restore(
                 attempts: Int32(clamping: entry.attempts),
                 firstStartedAt: entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never,
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
@@ -150,26 +139,26 @@ extension PipelineStateMachine {
             if let result = entry.result {
                 settle(record, .success(result))
             }
-            slots[Int(number)].mayWaitForTime = timers.restore(
+            graph[number].mayWaitForTime = timers.restore(
                 number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
             restored.append(number)
         }
         var finished: [(finishedAt: Int64, slot: Int32)] = []
         for slot in restored {
-            let s = Int(slot)
-            let l = Int(slots[s].lane)
+            let s = slot
+            let l = Int(graph[s].lane)
             if let result = result(of: slot) {
                 lanes[l].counts.countFinished(result)
-                finished.append((slots[s].finishedAt, slot))
+                finished.append((graph[s].finishedAt, slot))
                 continue
             }
             lanes[l].counts.pending += 1
-            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(slots[s].snapshot) }
+            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[s].snapshot) }
         }
         retention.keep(restored: finished)
         if !finished.isEmpty { rearmTimers() }
         var cancellations: [(Int32, CallResult)] = []
-        for slot in restored where slots[Int(slot)].phase == .pending {
+        for slot in restored where graph[slot].phase == .pending {
             if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
         }
         for (slot, result) in cancellations { finishTerminal(slot, result, now: now) }

@@ -5,29 +5,29 @@ extension PipelineStateMachine {
 
     /// Applies the end of an attempt.
     mutating func finish(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
-        let s = Int(slot)
-        guard slots[s].phase == .running, slots[s].worker == worker else { return }
-        let l = Int(slots[s].lane)
+        let s = slot
+        guard graph[s].phase == .running, graph[s].worker == worker else { return }
+        let l = Int(graph[s].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
         if case .returned = end {
             giveBack(slot, now: now)
         } else {
-            slots[s].endAttempt(now: now)
+            graph[s].endAttempt(now: now)
         }
         switch end {
         case .outcome(let outcome):
             conclude(slot, outcome, lane: l, worker: worker, now: now)
         case .reported(let outcome, let report):
             reports[slot] = AttemptFigures(report)
-            publish(.attemptEnded(report), operation: slots[s].record.operation.id, sequence: lanes[l].name, now: now)
+            publish(.attemptEnded(report), operation: graph[s].record.operation.id, sequence: lanes[l].name, now: now)
             conclude(slot, outcome, lane: l, worker: worker, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .returned:
             break
         case .interrupted(let reason):
-            if slots[s].cancelRequested {
+            if graph[s].cancelRequested {
                 finishTerminal(slot, .cancelled(.requested), now: now)
             } else if lifecycle != .running {
                 interrupt(slot, now: now)
@@ -41,14 +41,14 @@ extension PipelineStateMachine {
     /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
     /// waited in the batch ends it.
     mutating func giveBack(_ slot: Int32, now: Int64) {
-        let s = Int(slot)
-        slots[s].returnAttempt()
-        if slots[s].cancelRequested {
+        let s = slot
+        graph[s].returnAttempt()
+        if graph[s].cancelRequested {
             finishTerminal(slot, .cancelled(.requested), now: now)
             return
         }
-        let id = slots[s].record.operation.id
-        if recording { records.append(.attemptReturned(id, attempts: Int(slots[s].attempts))) }
+        let id = graph[s].record.operation.id
+        if recording { records.append(.attemptReturned(id, attempts: Int(graph[s].attempts))) }
         reevaluate(slot, now: now)
     }
 
@@ -60,7 +60,7 @@ extension PipelineStateMachine {
         case .skipped:
             finishTerminal(slot, .skipped, now: now)
         case .failed(let reason):
-            let attempts = Int(slots[Int(slot)].attempts)
+            let attempts = Int(graph[slot].attempts)
             finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
         case .retry(let after, let reason):
             retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
@@ -70,14 +70,14 @@ extension PipelineStateMachine {
     }
 
     mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {
-        let s = Int(slot)
-        if slots[s].cancelRequested {
+        let s = slot
+        if graph[s].cancelRequested {
             finishTerminal(slot, .cancelled(.requested), now: now)
             return
         }
-        let attempts = Int(slots[s].attempts)
-        let elapsed = Duration.nanoseconds(now - slots[s].firstStartedAt)
-        let policy = slots[s].record.operation.retryPolicy
+        let attempts = Int(graph[s].attempts)
+        let elapsed = Duration.nanoseconds(now - graph[s].firstStartedAt)
+        let policy = graph[s].record.operation.retryPolicy
         guard
             let delay = policy.nextDelay(
                 afterAttempt: attempts,
@@ -92,13 +92,13 @@ extension PipelineStateMachine {
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         let retryAt = overflow ? Int64.max : due
         timers.retry(slot, at: retryAt)
-        slots[s].mayWaitForTime = true
-        let id = slots[s].record.operation.id
+        graph[s].mayWaitForTime = true
+        let id = graph[s].record.operation.id
         if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }
         publish(
             .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
             operation: id,
-            sequence: slots[s].record.operation.sequenceName,
+            sequence: graph[s].record.operation.sequenceName,
             now: now
         )
         reevaluate(slot, now: now)
@@ -107,17 +107,17 @@ extension PipelineStateMachine {
     /// The destination could not be reached: the attempt is given back, the operation waits at the front of its
     /// lane, and the lane stops starting operations until a probe succeeds.
     mutating func goOffline(_ slot: Int32, lane l: Int, worker: UInt64, reason: String, now: Int64) {
-        let s = Int(slot)
-        if slots[s].cancelRequested {
+        let s = slot
+        if graph[s].cancelRequested {
             finishTerminal(slot, .cancelled(.requested), now: now)
             return
         }
-        slots[s].attempts -= 1
-        let operation = slots[s].record.operation
-        if recording { records.append(.attemptReturned(operation.id, attempts: Int(slots[s].attempts))) }
+        graph[s].attempts -= 1
+        let operation = graph[s].record.operation
+        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[s].attempts))) }
         if lanes[l].offline == nil {
             lanes[l].offline = Offline(
-                reason: reason, executor: executors[Int(slots[s].executor)], operation: operation, prober: worker)
+                reason: reason, executor: executors[Int(graph[s].executor)], operation: operation, prober: worker)
             publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
             // Like a suspension, the lane starts nothing more, claimed operations included.
             interruptBatches(lane: Int32(l))
@@ -150,7 +150,7 @@ extension PipelineStateMachine {
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
     mutating func interrupt(_ slot: Int32, now: Int64) {
-        if recording { records.append(.interrupted(slots[Int(slot)].record.operation.id, at: date(now))) }
+        if recording { records.append(.interrupted(graph[slot].record.operation.id, at: date(now))) }
         reevaluate(slot, now: now)
     }
 
@@ -165,19 +165,19 @@ extension PipelineStateMachine {
     }
 
     mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]) {
-        let s = Int(slot)
-        let previous = slots[s].phase
+        let s = slot
+        let previous = graph[s].phase
         guard previous == .pending || previous == .ready else { return }
-        let l = Int(slots[s].lane)
+        let l = Int(graph[s].lane)
         if previous == .ready { lanes[l].readyCount -= 1 }
         lanes[l].counts.pending -= 1
         lanes[l].counts.countFinished(result)
-        slots[s].conclude(result, now: now)
-        if slots[s].firstStartedAt != OperationSlot.never {
-            queueWaits.record(slots[s].firstStartedAt - slots[s].enqueuedAt)
-            runTimes.record(slots[s].runNanoseconds)
+        graph[s].conclude(result, now: now)
+        if graph[s].firstStartedAt != OperationSlot.never {
+            queueWaits.record(graph[s].firstStartedAt - graph[s].enqueuedAt)
+            runTimes.record(graph[s].runNanoseconds)
         }
-        let id = slots[s].record.id
+        let id = graph[s].record.id
         if recording { records.append(.finished(id, result, at: date(now))) }
         if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
         if hub.hasSubscribers(for: id) {
@@ -191,11 +191,11 @@ extension PipelineStateMachine {
                 }
             publish(kind, operation: id, sequence: lanes[l].name, now: now)
         }
-        settle(slots[s].record, .success(result))
-        let (first, more) = slots[s].takeDependents()
+        settle(graph[s].record, .success(result))
+        let (first, more) = graph[s].takeDependents()
         if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
         for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
-        if lanes[l].algorithm == .commitGraph { commitFinished(slots[s].snapshot, lane: l, now: now) }
+        if lanes[l].algorithm == .commitGraph { commitFinished(graph[s].snapshot, lane: l, now: now) }
         retain(slot, finishedAt: now)
     }
 
@@ -207,23 +207,23 @@ extension PipelineStateMachine {
         now: Int64,
         cascade: inout [(Int32, CallResult)]
     ) {
-        let d = Int(dependent)
-        guard slots[d].phase != .finished else {
+        let d = dependent
+        guard graph[d].phase != .finished else {
             // Cancelled before this dependency ended: it only stops counting it, and may now be forgotten.
-            slots[d].unfinishedDependencies -= 1
-            if slots[d].unfinishedDependencies == 0, slots[d].evictionDeferred {
-                slots[d].evictionDeferred = false
-                retain(dependent, finishedAt: slots[d].finishedAt)
+            graph[d].unfinishedDependencies -= 1
+            if graph[d].unfinishedDependencies == 0, graph[d].evictionDeferred {
+                graph[d].evictionDeferred = false
+                retain(dependent, finishedAt: graph[d].finishedAt)
             }
             return
         }
-        if slots[d].record.operation.onDependencyFailure == .cancel,
+        if graph[d].record.operation.onDependencyFailure == .cancel,
             let reason = Self.cancellation(afterDependency: id, finished: result)
         {
             cascade.append((dependent, .cancelled(reason)))
         } else {
-            slots[d].unfinishedDependencies -= 1
-            if slots[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+            graph[d].unfinishedDependencies -= 1
+            if graph[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
         }
     }
 
@@ -242,8 +242,8 @@ extension PipelineStateMachine {
         guard let next = lanes[l].oldestOpenCommit, let released = lanes[l].gated.removeValue(forKey: next) else {
             return
         }
-        for slot in released where slots[Int(slot)].gated {
-            slots[Int(slot)].gated = false
+        for slot in released where graph[slot].gated {
+            graph[slot].gated = false
             reevaluate(slot, now: now)
         }
     }

@@ -2,27 +2,27 @@ import Foundation
 
 extension PipelineStateMachine {
     /// An operation's timing; reads the slot's fields in place rather than copying the slot.
-    func metrics(of s: Int) -> CallMetrics {
-        let enqueuedAt = slots[s].enqueuedAt
-        let firstStartedAt = slots[s].firstStartedAt
-        let finishedAt = slots[s].finishedAt
+    func metrics(of s: Int32) -> CallMetrics {
+        let enqueuedAt = graph[s].enqueuedAt
+        let firstStartedAt = graph[s].firstStartedAt
+        let finishedAt = graph[s].finishedAt
         let started = firstStartedAt == OperationSlot.never ? nil : firstStartedAt
         var metrics = CallMetrics(
             enqueuedAt: date(enqueuedAt),
             startedAt: started.map { date($0) },
             finishedAt: finishedAt == OperationSlot.never ? nil : date(finishedAt),
             queueWait: started.map { .nanoseconds($0 - enqueuedAt) },
-            runTime: .nanoseconds(slots[s].runNanoseconds),
-            attempts: Int(slots[s].attempts)
+            runTime: .nanoseconds(graph[s].runNanoseconds),
+            attempts: Int(graph[s].attempts)
         )
-        if !reports.isEmpty, let report = reports[Int32(s)] { metrics.apply(report) }
+        if !reports.isEmpty, let report = reports[s] { metrics.apply(report) }
         return metrics
     }
 
     func status(of id: UUID, now: Int64) -> CallStatus? {
         guard let slot = lookup(id) else { return nil }
-        let s = Int(slot)
-        let entry = slots[s]
+        let s = slot
+        let entry = graph[s]
         let state: CallStatus.State
         switch entry.phase {
         case .free:
@@ -37,7 +37,7 @@ extension PipelineStateMachine {
         }
         return CallStatus(
             id: id,
-            sequenceName: slots[s].record.operation.sequenceName,
+            sequenceName: graph[s].record.operation.sequenceName,
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),
@@ -45,16 +45,16 @@ extension PipelineStateMachine {
         )
     }
 
-    func waiting(for s: Int, now: Int64) -> CallStatus.Waiting {
-        let entry = slots[s]
+    func waiting(for s: Int32, now: Int64) -> CallStatus.Waiting {
+        let entry = graph[s]
         let lane = lanes[Int(entry.lane)]
         if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }
-        if entry.executor < 0 && executorIndex[slots[s].record.operation.kind] == nil {
-            return .executorNotRegistered(slots[s].record.operation.kind)
+        if entry.executor < 0 && executorIndex[graph[s].record.operation.kind] == nil {
+            return .executorNotRegistered(graph[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
-        let heldUntil = timers.holdEnd(Int32(s))
-        let retryAt = timers.retryTime(of: Int32(s)) ?? OperationSlot.never
+        let heldUntil = timers.holdEnd(s)
+        let retryAt = timers.retryTime(of: s) ?? OperationSlot.never
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
@@ -81,11 +81,11 @@ extension PipelineStateMachine {
 
     func dependents(of id: UUID) -> [UUID]? {
         guard let slot = lookup(id) else { return nil }
-        return slots[Int(slot)].dependents.map { slots[Int($0)].record.operation.id }
+        return graph[slot].dependents.map { graph[$0].record.operation.id }
     }
 
     func operation(_ id: UUID) -> CallOperation? {
-        lookup(id).map { slots[Int($0)].record.operation }
+        lookup(id).map { graph[$0].record.operation }
     }
 
     /// The sequence actor of a registered lane.
@@ -95,7 +95,7 @@ extension PipelineStateMachine {
 
     /// A known operation's record, which its handles share.
     func record(of id: UUID) -> OperationRecord? {
-        lookup(id).map { slots[Int($0)].record }
+        lookup(id).map { graph[$0].record }
     }
 
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {

@@ -90,14 +90,14 @@ extension PipelineStateMachine {
         while jobs.count - start < limit, lanes[l].running < lanes[l].bunchSize,
             let entry = lanes[l].ready.popFirst()
         {
-            let s = Int(entry.slot)
-            guard slots[s].phase == .ready, slots[s].token == entry.token else { continue }
+            let s = entry.slot
+            guard graph[s].phase == .ready, graph[s].token == entry.token else { continue }
             let batchIndex = UInt8(jobs.count - start + 1)
             jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex))
         }
         guard jobs.count > start else { return }
         batch.reset()
-        slots[Int(first)].batchIndex = 0
+        graph[first].batchIndex = 0
     }
 
     /// The worker's next job: run an operation, park until there is work, or exit.
@@ -113,8 +113,8 @@ extension PipelineStateMachine {
             return .park
         }
         while let entry = lanes[l].ready.popFirst() {
-            let s = Int(entry.slot)
-            guard slots[s].phase == .ready, slots[s].token == entry.token else { continue }
+            let s = entry.slot
+            guard graph[s].phase == .ready, graph[s].token == entry.token else { continue }
             return .run(start(entry.slot, lane: l, worker: worker, now: now))
         }
         return .park
@@ -127,19 +127,19 @@ extension PipelineStateMachine {
         now: Int64,
         batchIndex: UInt8 = OperationSlot.unbatched
     ) -> Job {
-        let s = Int(slot)
-        let attempt = slots[s].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
+        let s = slot
+        let attempt = graph[s].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
         lanes[l].countStart()
         runningTotal += 1
         if recording || hub.isActive {
-            let id = slots[s].record.operation.id
+            let id = graph[s].record.operation.id
             if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
             publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
         }
         return Job(
             slot: slot,
-            record: slots[s].record,
-            executor: executors[Int(slots[s].executor)],
+            record: graph[s].record,
+            executor: executors[Int(graph[s].executor)],
             attempt: attempt,
             startedAt: now
         )

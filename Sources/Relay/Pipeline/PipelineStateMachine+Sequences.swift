@@ -101,25 +101,23 @@ extension PipelineStateMachine {
             let gated = lanes[l].gated.values.flatMap { $0 }
             lanes[l].gated.removeAll()
             lanes[l].resetCommitGraph()
-            for slot in gated where slots[Int(slot)].gated {
-                slots[Int(slot)].gated = false
+            for slot in gated where graph[slot].gated {
+                graph[slot].gated = false
                 reevaluate(slot, now: now)
             }
         case .commitGraph:
             // A rare, explicit change, so one scan is fine: rebuild the per-commit accounting from the lane's
             // unfinished operations, and send ready operations of later commits back to wait for earlier ones.
             lanes[l].resetCommitGraph()
-            let open = slots.indices
-                .filter { slots[$0].lane == lane && slots[$0].phase != .free && slots[$0].phase != .finished }
-                .sorted { slots[$0].order < slots[$1].order }
-            for s in open { lanes[l].openCommit(slots[s].snapshot) }
+            let open = graph.unfinished.filter { graph[$0].lane == lane }.sorted { graph[$0].order < graph[$1].order }
+            for s in open { lanes[l].openCommit(graph[s].snapshot) }
             let oldest = lanes[l].oldestOpenCommit
-            for s in open where slots[s].phase == .ready && slots[s].snapshot != oldest {
-                slots[s].phase = .pending
-                slots[s].token &+= 1
-                slots[s].gated = true
+            for s in open where graph[s].phase == .ready && graph[s].snapshot != oldest {
+                graph[s].phase = .pending
+                graph[s].token &+= 1
+                graph[s].gated = true
                 lanes[l].readyCount -= 1
-                lanes[l].gated[slots[s].snapshot, default: []].append(Int32(s))
+                lanes[l].gated[graph[s].snapshot, default: []].append(s)
             }
         }
     }
@@ -135,8 +133,8 @@ extension PipelineStateMachine {
         executors.append(executor)
         executorIndex[kind] = number
         guard let waiting = waitingForExecutor.removeValue(forKey: kind) else { return }
-        for slot in waiting where slots[Int(slot)].executor < 0 {
-            slots[Int(slot)].executor = number
+        for slot in waiting where graph[slot].executor < 0 {
+            graph[slot].executor = number
             reevaluate(slot, now: now)
         }
     }
@@ -145,33 +143,33 @@ extension PipelineStateMachine {
 
     /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
     mutating func reevaluate(_ slot: Int32, now: Int64) {
-        let s = Int(slot)
-        guard slots[s].phase == .pending, slots[s].unfinishedDependencies == 0, !slots[s].gated else { return }
+        let s = slot
+        guard graph[s].phase == .pending, graph[s].unfinishedDependencies == 0, !graph[s].gated else { return }
         let notBefore = notBefore(slot)
         if notBefore > now {
             wake(slot, at: notBefore)
             return
         }
-        if slots[s].executor < 0 {
-            let kind = slots[s].record.operation.kind
+        if graph[s].executor < 0 {
+            let kind = graph[s].record.operation.kind
             guard let executor = executorIndex[kind] else {
                 waitingForExecutor[kind, default: []].append(slot)
                 return
             }
-            slots[s].executor = executor
+            graph[s].executor = executor
         }
-        let lane = slots[s].lane
+        let lane = graph[s].lane
         let l = Int(lane)
-        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, slots[s].snapshot != oldest {
-            slots[s].gated = true
-            lanes[l].gated[slots[s].snapshot, default: []].append(slot)
+        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, graph[s].snapshot != oldest {
+            graph[s].gated = true
+            lanes[l].gated[graph[s].snapshot, default: []].append(slot)
             return
         }
-        slots[s].phase = .ready
-        slots[s].token &+= 1
+        graph[s].phase = .ready
+        graph[s].token &+= 1
         lanes[l].ready.push(
-            .init(order: slots[s].order, slot: slot, token: slots[s].token),
-            priority: slots[s].record.operation.priority
+            .init(order: graph[s].order, slot: slot, token: graph[s].token),
+            priority: graph[s].record.operation.priority
         )
         lanes[l].readyCount += 1
         dispatch(lane)

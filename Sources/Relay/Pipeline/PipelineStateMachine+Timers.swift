@@ -5,8 +5,8 @@ extension PipelineStateMachine {
 
     /// Re-evaluates `slot` at `deadline`: a hold or a retry delay ends then.
     mutating func wake(_ slot: Int32, at deadline: Int64) {
-        slots[Int(slot)].token &+= 1
-        effects.signals += timers.wake(slot, token: slots[Int(slot)].token, at: deadline)
+        graph[slot].token &+= 1
+        effects.signals += timers.wake(slot, token: graph[slot].token, at: deadline)
     }
 
     /// Makes the timer loop plan again.
@@ -45,8 +45,8 @@ extension PipelineStateMachine {
     mutating func fireTimers(now: Int64) -> Bool {
         timers.woke()
         while let (slot, token) = timers.takeDueWakeup(now: now) {
-            let s = Int(slot)
-            guard slots[s].phase == .pending, slots[s].token == token else { continue }
+            let s = slot
+            guard graph[s].phase == .pending, graph[s].token == token else { continue }
             reevaluate(slot, now: now)
         }
         while let worker = timers.takeDueDeadline(now: now) { signalCancel(worker) }
@@ -81,7 +81,7 @@ extension PipelineStateMachine {
     @discardableResult
     mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
         let (due, more) = retention.takeDue(now: now, limit: limit)
-        for slot in due where slots[Int(slot)].phase == .finished { forget(slot) }
+        for slot in due where graph[slot].phase == .finished { forget(slot) }
         return more
     }
 
@@ -101,41 +101,12 @@ extension PipelineStateMachine {
     /// Forgets a finished operation whose window has passed, unless a dependency still lists it; that dependency's
     /// end forgets it then.
     mutating func forget(_ slot: Int32) {
-        guard slots[Int(slot)].unfinishedDependencies == 0 else {
-            slots[Int(slot)].evictionDeferred = true
+        guard graph[slot].unfinishedDependencies == 0 else {
+            graph[slot].evictionDeferred = true
             return
         }
-        effects.released.append(vacate(slot))
-        directory.release(slot)
-    }
-
-    /// Makes a slot reusable and hands back its record; the next occupant overwrites every other field.
-    @discardableResult
-    mutating func vacate(_ slot: Int32) -> OperationRecord {
         timers.forget(slot)
         if !reports.isEmpty { reports[slot] = nil }
-        return slots[Int(slot)].vacate()
-    }
-
-    /// Gives a new operation the slot the directory took for it, in place when the slot was used before.
-    mutating func occupy(
-        _ slot: Int32,
-        record: OperationRecord,
-        lane: Int32,
-        executor: Int32,
-        order: UInt64,
-        snapshot: UInt64,
-        enqueuedAt: Int64
-    ) {
-        guard Int(slot) == slots.count else {
-            slots[Int(slot)].occupy(
-                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
-                enqueuedAt: enqueuedAt)
-            return
-        }
-        slots.append(
-            OperationSlot(
-                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
-                enqueuedAt: enqueuedAt))
+        effects.released.append(graph.remove(slot))
     }
 }

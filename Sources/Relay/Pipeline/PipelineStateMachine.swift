@@ -1,11 +1,16 @@
 import Foundation
 
-/// The pipeline's whole state: the operation graph, the sequences, the timers and the waiters.
+/// The pipeline's state: the lifecycle of each operation and of the DataPoint, coordinating the parts that own the
+/// rest.
 ///
-/// A pure value: every event is a `mutating func` that changes the state, appends storage records to ``records``
-/// and queues continuations to resume in ``effects``. ``PipelineCore`` runs each transition under its lock, hands the
-/// records to storage, and performs the effects after releasing the lock. Nothing here suspends, resumes a
-/// continuation, or calls user code.
+/// The parts: the ``OperationGraph`` (operations, ids and dependency edges), the ``Lane`` of each sequence (its ready
+/// queue, workers and offline probe), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention`` (finished
+/// operations kept for re-attachment) and the ``EventHub`` (subscribers).
+///
+/// A pure value: every event is a `mutating func` that returns its answer and leaves what the shell must do in three
+/// places: storage records in ``records``, events in the hub, and continuations to resume in ``effects``.
+/// ``PipelineCore`` runs each event under its lock and takes all three before releasing it. Nothing here suspends,
+/// resumes a continuation, or calls user code.
 ///
 /// Readiness is pushed: a finishing operation decrements its dependents' counts of unfinished dependencies, and an
 /// operation whose count reaches zero enters its sequence's ready queue. No operation is ever found by scanning.
@@ -78,18 +83,14 @@ struct PipelineStateMachine: Sendable {
     /// Whether storage keeps records; when it does not, none are built.
     let recording: Bool
 
-    var slots = ChunkedTable<OperationSlot>()
-    /// The ids of known operations and the free slot numbers.
-    var directory = OperationDirectory()
+    var graph = OperationGraph()
     var lanes: [Lane] = []
     var laneIndex: [CallSequence.Name: Int32] = [:]
     var executors: [any CallExecutor] = []
     var executorIndex: [CallKind: Int32] = [:]
     var waitingForExecutor: [CallKind: [Int32]] = [:]
-    var lastSnapshot: UInt64 = 0
     /// The store's recovery report, for ``DataPoint/recoveryReport`` and the event the start publishes.
     var recoveryReport: RecoveryReport?
-    var nextOrder: UInt64 = 1
     var lifecycle = Lifecycle.idle
     var graceExpired = false
     var suspensionCount = 0
@@ -130,13 +131,13 @@ struct PipelineStateMachine: Sendable {
 
     /// The slot of a known operation.
     func lookup(_ id: UUID) -> Int32? {
-        directory.slot(of: id)
+        graph.slot(of: id)
     }
 
     /// A finished operation's result.
     func result(of slot: Int32) -> CallResult? {
-        guard slots[Int(slot)].phase == .finished else { return nil }
-        return slots[Int(slot)].result
+        guard graph[slot].phase == .finished else { return nil }
+        return graph[slot].result
     }
 
     /// Hands an outcome to the operation's handles once the transition is durable, whatever the store.
@@ -171,7 +172,7 @@ struct PipelineStateMachine: Sendable {
             guard let slot = lookup(operationID) else {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
-            if slots[Int(slot)].phase == .finished || lifecycle == .stopped {
+            if graph[slot].phase == .finished || lifecycle == .stopped {
                 hub.close(sink)
                 return 0
             }
