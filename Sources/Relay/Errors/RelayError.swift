@@ -59,7 +59,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownDependency = Code(.unknownDependency)
         /// An id that is already known was enqueued again with different content.
         public static let conflictingOperation = Code(.conflictingOperation)
-        /// No operation with this id is known (never enqueued, or evicted after its retention window).
+        /// No operation with this id is known (never enqueued, or forgotten after its retention window).
         public static let unknownOperation = Code(.unknownOperation)
         /// No executor is registered for the operation's kind.
         public static let unknownKind = Code(.unknownKind)

@@ -71,7 +71,7 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     ///
     /// - Parameter bufferSize: How many events the stream buffers before it drops the oldest.
     /// - Returns: The operation's events.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` once the operation has been evicted.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` once the operation has been forgotten.
     public func events(bufferSize: Int = 1024) throws -> CallEventStream {
         try core.subscribe(to: id, bufferSize: bufferSize)
     }

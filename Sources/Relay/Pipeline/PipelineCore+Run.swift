@@ -123,7 +123,7 @@ extension PipelineCore {
             try? await acknowledge(fired)
             // Not on every wake: a stream of finishing operations rearms the loop, and forgetting each as it
             // finishes would compete with the work itself.
-            if fired.value { evictExpired() }
+            if fired.value { forgetExpired() }
         }
     }
 

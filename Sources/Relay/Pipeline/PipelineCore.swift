@@ -146,26 +146,26 @@ final class PipelineCore: Sendable {
         let now = clock.now
         let applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
             let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
-            let backlog = machine.evictExpired(now: now, limit: max(operations.count, 1))
+            let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
             return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
         }
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
-        if applied.value.backlog { evictExpired() }
+        if applied.value.backlog { forgetExpired() }
         return applied.value.records
     }
 
     /// Forgets the operations whose retention window has passed, a few at a time.
     ///
-    /// Eviction is housekeeping, and one critical section for a whole backlog (a burst of operations whose window
+    /// Forgetting is housekeeping, and one critical section for a whole backlog (a burst of operations whose window
     /// ends at once) would keep every worker and every caller waiting behind it.
-    func evictExpired() {
+    func forgetExpired() {
         let now = clock.now
         var more = true
         while more {
-            let evicted = transition { $0.evictExpired(now: now, limit: 256) }
-            perform(evicted)
-            more = evicted.value
+            let forgotten = transition { $0.forgetExpired(now: now, limit: 256) }
+            perform(forgotten)
+            more = forgotten.value
         }
     }
 

@@ -5,7 +5,7 @@ struct PipelineEffects: Sendable {
     var signals: [CheckedContinuation<Void, Never>] = []
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
     var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
-    /// Records of evicted operations, let go after the lock is released: the last release frees the record, and
+    /// Records of forgotten operations, let go after the lock is released: the last release frees the record, and
     /// freeing a commit's worth of them inside the lock kept workers waiting.
     var released: [OperationRecord] = []
 

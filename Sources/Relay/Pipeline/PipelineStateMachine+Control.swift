@@ -57,22 +57,21 @@ extension PipelineStateMachine {
         guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
         }
-        let s = slot
-        guard graph[s].phase != .finished else {
+        guard graph[slot].phase != .finished else {
             throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
         }
-        graph[s].mayWaitForTime = timers.hold(slot, until: until, context: context)
+        graph[slot].mayWaitForTime = timers.hold(slot, until: until, context: context)
         if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
             .held(until: until.map { date($0) }, context: context),
             operation: id,
-            sequence: graph[s].record.operation.sequenceName,
+            sequence: graph[slot].record.operation.sequenceName,
             now: now
         )
-        if graph[s].phase == .ready && timers.holdEnd(slot) > now {
-            graph[s].phase = .pending
-            graph[s].token &+= 1
-            lanes[Int(graph[s].lane)].readyCount -= 1
+        if graph[slot].phase == .ready && timers.holdEnd(slot) > now {
+            graph[slot].phase = .pending
+            graph[slot].token &+= 1
+            lanes[Int(graph[slot].lane)].readyCount -= 1
         }
         reevaluate(slot, now: now)
     }
@@ -86,17 +85,16 @@ extension PipelineStateMachine {
         guard let slot = lookup(id) else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
         }
-        let s = slot
-        switch graph[s].phase {
+        switch graph[slot].phase {
         case .finished, .free:
             return false
         case .running:
-            guard !graph[s].cancelRequested else { return false }
-            graph[s].cancelRequested = true
+            guard !graph[slot].cancelRequested else { return false }
+            graph[slot].cancelRequested = true
             cancelRunning(slot)
             return true
         case .pending, .ready:
-            finishTerminal(slot, .cancelled(.requested), now: now)
+            finish(slot, .cancelled(.requested), now: now)
             return true
         }
     }

@@ -140,9 +140,8 @@ extension PipelineStateMachine {
         let publishing = hub.isActive
         var edge = 0
         for (position, slot) in fresh.enumerated() {
-            let s = slot
-            if recording { committed.append(graph[s].record.operation) }
-            let lane = Int(graph[s].lane)
+            if recording { committed.append(graph[slot].record.operation) }
+            let lane = Int(graph[slot].lane)
             lanes[lane].counts.pending += 1
             if lanes[lane].algorithm == .commitGraph { lanes[lane].openCommit(snapshot) }
             var blocker: CallResult?
@@ -154,15 +153,15 @@ extension PipelineStateMachine {
             if publishing {
                 publish(
                     .enqueued(snapshot: snapshot),
-                    operation: graph[s].record.operation.id,
-                    sequence: graph[s].record.operation.sequenceName,
+                    operation: graph[slot].record.operation.id,
+                    sequence: graph[slot].record.operation.sequenceName,
                     now: now
                 )
             }
         }
         if recording { records.append(.commit(snapshot: snapshot, operations: committed, at: date(now))) }
         for (slot, result) in cancellations {
-            finishTerminal(slot, result, now: now)
+            finish(slot, result, now: now)
         }
         for slot in fresh {
             reevaluate(slot, now: now)

@@ -105,7 +105,7 @@ extension PipelineStateMachine {
     /// Rebuilds the graph from a store's state when the DataPoint opens.
     ///
     /// Operations that were running when the process stopped are pending again with their attempt counted.
-    /// A dependency the store no longer holds finished long ago and was evicted, so it counts as satisfied.
+    /// A dependency the store no longer holds finished long ago and was forgotten, so it counts as satisfied.
     mutating func restore(_ stored: StoredState, clock: ClockSource, now: Int64) {
         recoveryReport = stored.recovery
         suspensionCount = max(0, stored.suspensionCount)
@@ -145,15 +145,14 @@ extension PipelineStateMachine {
         }
         var finished: [(finishedAt: Int64, slot: Int32)] = []
         for slot in restored {
-            let s = slot
-            let l = Int(graph[s].lane)
+            let l = Int(graph[slot].lane)
             if let result = result(of: slot) {
                 lanes[l].counts.countFinished(result)
-                finished.append((graph[s].finishedAt, slot))
+                finished.append((graph[slot].finishedAt, slot))
                 continue
             }
             lanes[l].counts.pending += 1
-            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[s].snapshot) }
+            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[slot].snapshot) }
         }
         retention.keep(restored: finished)
         if !finished.isEmpty { rearmTimers() }
@@ -161,7 +160,7 @@ extension PipelineStateMachine {
         for slot in restored where graph[slot].phase == .pending {
             if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
         }
-        for (slot, result) in cancellations { finishTerminal(slot, result, now: now) }
+        for (slot, result) in cancellations { finish(slot, result, now: now) }
         for slot in restored { reevaluate(slot, now: now) }
     }
 }

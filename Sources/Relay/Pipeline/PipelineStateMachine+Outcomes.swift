@@ -4,31 +4,31 @@ extension PipelineStateMachine {
     // MARK: - Outcomes
 
     /// Applies the end of an attempt.
-    mutating func finish(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
-        let s = slot
-        guard graph[s].phase == .running, graph[s].worker == worker else { return }
-        let l = Int(graph[s].lane)
+    mutating func finishAttempt(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
+        guard graph[slot].phase == .running, graph[slot].worker == worker else { return }
+        let l = Int(graph[slot].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
         if case .returned = end {
             giveBack(slot, now: now)
         } else {
-            graph[s].endAttempt(now: now)
+            graph[slot].endAttempt(now: now)
         }
         switch end {
         case .outcome(let outcome):
-            conclude(slot, outcome, lane: l, worker: worker, now: now)
+            apply(outcome, to: slot, lane: l, worker: worker, now: now)
         case .reported(let outcome, let report):
             reports[slot] = AttemptFigures(report)
-            publish(.attemptEnded(report), operation: graph[s].record.operation.id, sequence: lanes[l].name, now: now)
-            conclude(slot, outcome, lane: l, worker: worker, now: now)
+            publish(
+                .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now)
+            apply(outcome, to: slot, lane: l, worker: worker, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .returned:
             break
         case .interrupted(let reason):
-            if graph[s].cancelRequested {
-                finishTerminal(slot, .cancelled(.requested), now: now)
+            if graph[slot].cancelRequested {
+                finish(slot, .cancelled(.requested), now: now)
             } else if lifecycle != .running {
                 interrupt(slot, now: now)
             } else {
@@ -41,27 +41,26 @@ extension PipelineStateMachine {
     /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
     /// waited in the batch ends it.
     mutating func giveBack(_ slot: Int32, now: Int64) {
-        let s = slot
-        graph[s].returnAttempt()
-        if graph[s].cancelRequested {
-            finishTerminal(slot, .cancelled(.requested), now: now)
+        graph[slot].returnAttempt()
+        if graph[slot].cancelRequested {
+            finish(slot, .cancelled(.requested), now: now)
             return
         }
-        let id = graph[s].record.operation.id
-        if recording { records.append(.attemptReturned(id, attempts: Int(graph[s].attempts))) }
+        let id = graph[slot].record.operation.id
+        if recording { records.append(.attemptReturned(id, attempts: Int(graph[slot].attempts))) }
         reevaluate(slot, now: now)
     }
 
     /// Applies what the executor returned.
-    mutating func conclude(_ slot: Int32, _ outcome: CallOutcome, lane l: Int, worker: UInt64, now: Int64) {
+    mutating func apply(_ outcome: CallOutcome, to slot: Int32, lane l: Int, worker: UInt64, now: Int64) {
         switch outcome {
         case .completed(let data):
-            finishTerminal(slot, .completed(data), now: now)
+            finish(slot, .completed(data), now: now)
         case .skipped:
-            finishTerminal(slot, .skipped, now: now)
+            finish(slot, .skipped, now: now)
         case .failed(let reason):
             let attempts = Int(graph[slot].attempts)
-            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
         case .retry(let after, let reason):
             retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
         case .offline(let reason):
@@ -70,14 +69,13 @@ extension PipelineStateMachine {
     }
 
     mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {
-        let s = slot
-        if graph[s].cancelRequested {
-            finishTerminal(slot, .cancelled(.requested), now: now)
+        if graph[slot].cancelRequested {
+            finish(slot, .cancelled(.requested), now: now)
             return
         }
-        let attempts = Int(graph[s].attempts)
-        let elapsed = Duration.nanoseconds(now - graph[s].firstStartedAt)
-        let policy = graph[s].record.operation.retryPolicy
+        let attempts = Int(graph[slot].attempts)
+        let elapsed = Duration.nanoseconds(now - graph[slot].firstStartedAt)
+        let policy = graph[slot].record.operation.retryPolicy
         guard
             let delay = policy.nextDelay(
                 afterAttempt: attempts,
@@ -86,19 +84,19 @@ extension PipelineStateMachine {
                 using: &generator
             )
         else {
-            finishTerminal(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
             return
         }
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
         let retryAt = overflow ? Int64.max : due
         timers.retry(slot, at: retryAt)
-        graph[s].mayWaitForTime = true
-        let id = graph[s].record.operation.id
+        graph[slot].mayWaitForTime = true
+        let id = graph[slot].record.operation.id
         if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }
         publish(
             .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
             operation: id,
-            sequence: graph[s].record.operation.sequenceName,
+            sequence: graph[slot].record.operation.sequenceName,
             now: now
         )
         reevaluate(slot, now: now)
@@ -107,17 +105,16 @@ extension PipelineStateMachine {
     /// The destination could not be reached: the attempt is given back, the operation waits at the front of its
     /// lane, and the lane stops starting operations until a probe succeeds.
     mutating func goOffline(_ slot: Int32, lane l: Int, worker: UInt64, reason: String, now: Int64) {
-        let s = slot
-        if graph[s].cancelRequested {
-            finishTerminal(slot, .cancelled(.requested), now: now)
+        if graph[slot].cancelRequested {
+            finish(slot, .cancelled(.requested), now: now)
             return
         }
-        graph[s].attempts -= 1
-        let operation = graph[s].record.operation
-        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[s].attempts))) }
+        graph[slot].attempts -= 1
+        let operation = graph[slot].record.operation
+        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
         if lanes[l].offline == nil {
             lanes[l].offline = Offline(
-                reason: reason, executor: executors[Int(graph[s].executor)], operation: operation, prober: worker)
+                reason: reason, executor: executors[Int(graph[slot].executor)], operation: operation, prober: worker)
             publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
             // Like a suspension, the lane starts nothing more, claimed operations included.
             interruptBatches(lane: Int32(l))
@@ -156,32 +153,33 @@ extension PipelineStateMachine {
 
     /// Ends an operation and everything that must end with it, without recursion: a long chain of dependents that
     /// a failure cancels is walked with an explicit worklist.
-    mutating func finishTerminal(_ slot: Int32, _ result: CallResult, now: Int64) {
+    mutating func finish(_ slot: Int32, _ result: CallResult, now: Int64) {
         var cascade: [(Int32, CallResult)] = []
-        settle(slot, result, now: now, cascade: &cascade)
+        finishOne(slot, result, now: now, cascade: &cascade)
         while let (next, nextResult) = cascade.popLast() {
-            settle(next, nextResult, now: now, cascade: &cascade)
+            finishOne(next, nextResult, now: now, cascade: &cascade)
         }
     }
 
-    mutating func settle(_ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]) {
-        let s = slot
-        let previous = graph[s].phase
+    private mutating func finishOne(
+        _ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]
+    ) {
+        let previous = graph[slot].phase
         guard previous == .pending || previous == .ready else { return }
-        let l = Int(graph[s].lane)
+        let l = Int(graph[slot].lane)
         if previous == .ready { lanes[l].readyCount -= 1 }
         lanes[l].counts.pending -= 1
         lanes[l].counts.countFinished(result)
-        graph[s].conclude(result, now: now)
-        if graph[s].firstStartedAt != OperationSlot.never {
-            queueWaits.record(graph[s].firstStartedAt - graph[s].enqueuedAt)
-            runTimes.record(graph[s].runNanoseconds)
+        graph[slot].finish(result, now: now)
+        if graph[slot].firstStartedAt != OperationSlot.never {
+            queueWaits.record(graph[slot].firstStartedAt - graph[slot].enqueuedAt)
+            runTimes.record(graph[slot].runNanoseconds)
         }
-        let id = graph[s].record.id
+        let id = graph[slot].record.id
         if recording { records.append(.finished(id, result, at: date(now))) }
         if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
         if hub.hasSubscribers(for: id) {
-            let metrics = metrics(of: s)
+            let metrics = metrics(of: slot)
             let kind: CallEvent.Kind =
                 switch result {
                 case .completed: .completed(metrics)
@@ -191,12 +189,12 @@ extension PipelineStateMachine {
                 }
             publish(kind, operation: id, sequence: lanes[l].name, now: now)
         }
-        settle(graph[s].record, .success(result))
-        let (first, more) = graph[s].takeDependents()
+        settle(graph[slot].record, .success(result))
+        let (first, more) = graph[slot].takeDependents()
         if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
         for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
-        if lanes[l].algorithm == .commitGraph { commitFinished(graph[s].snapshot, lane: l, now: now) }
-        retain(slot, finishedAt: now)
+        if lanes[l].algorithm == .commitGraph { commitFinished(graph[slot].snapshot, lane: l, now: now) }
+        keep(slot, finishedAt: now)
     }
 
     /// Tells a dependent that one of its dependencies ended: it counts down, or is cancelled with it.
@@ -207,23 +205,22 @@ extension PipelineStateMachine {
         now: Int64,
         cascade: inout [(Int32, CallResult)]
     ) {
-        let d = dependent
-        guard graph[d].phase != .finished else {
+        guard graph[dependent].phase != .finished else {
             // Cancelled before this dependency ended: it only stops counting it, and may now be forgotten.
-            graph[d].unfinishedDependencies -= 1
-            if graph[d].unfinishedDependencies == 0, graph[d].evictionDeferred {
-                graph[d].evictionDeferred = false
-                retain(dependent, finishedAt: graph[d].finishedAt)
+            graph[dependent].unfinishedDependencies -= 1
+            if graph[dependent].unfinishedDependencies == 0, graph[dependent].forgettingDeferred {
+                graph[dependent].forgettingDeferred = false
+                keep(dependent, finishedAt: graph[dependent].finishedAt)
             }
             return
         }
-        if graph[d].record.operation.onDependencyFailure == .cancel,
+        if graph[dependent].record.operation.onDependencyFailure == .cancel,
             let reason = Self.cancellation(afterDependency: id, finished: result)
         {
             cascade.append((dependent, .cancelled(reason)))
         } else {
-            graph[d].unfinishedDependencies -= 1
-            if graph[d].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+            graph[dependent].unfinishedDependencies -= 1
+            if graph[dependent].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
         }
     }
 

@@ -21,8 +21,7 @@ extension PipelineStateMachine {
 
     func status(of id: UUID, now: Int64) -> CallStatus? {
         guard let slot = lookup(id) else { return nil }
-        let s = slot
-        let entry = graph[s]
+        let entry = graph[slot]
         let state: CallStatus.State
         switch entry.phase {
         case .free:
@@ -33,15 +32,15 @@ extension PipelineStateMachine {
         case .running:
             state = .running(attempt: Int(entry.attempts))
         case .pending, .ready:
-            state = .pending(waiting(for: s, now: now))
+            state = .pending(waiting(for: slot, now: now))
         }
         return CallStatus(
             id: id,
-            sequenceName: graph[s].record.operation.sequenceName,
+            sequenceName: graph[slot].record.operation.sequenceName,
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),
-            metrics: metrics(of: s)
+            metrics: metrics(of: slot)
         )
     }
 

@@ -52,7 +52,7 @@ extension PipelineStateMachine {
             next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
         } else {
             holdDispatch()
-            for ended in ends { finish(ended.slot, worker: worker, end: ended.end, now: now) }
+            for ended in ends { finishAttempt(ended.slot, worker: worker, end: ended.end, now: now) }
             next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
             releaseDispatch()
         }
@@ -90,8 +90,7 @@ extension PipelineStateMachine {
         while jobs.count - start < limit, lanes[l].running < lanes[l].bunchSize,
             let entry = lanes[l].ready.popFirst()
         {
-            let s = entry.slot
-            guard graph[s].phase == .ready, graph[s].token == entry.token else { continue }
+            guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
             let batchIndex = UInt8(jobs.count - start + 1)
             jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex))
         }
@@ -113,8 +112,7 @@ extension PipelineStateMachine {
             return .park
         }
         while let entry = lanes[l].ready.popFirst() {
-            let s = entry.slot
-            guard graph[s].phase == .ready, graph[s].token == entry.token else { continue }
+            guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
             return .run(start(entry.slot, lane: l, worker: worker, now: now))
         }
         return .park
@@ -127,19 +125,18 @@ extension PipelineStateMachine {
         now: Int64,
         batchIndex: UInt8 = OperationSlot.unbatched
     ) -> Job {
-        let s = slot
-        let attempt = graph[s].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
+        let attempt = graph[slot].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
         lanes[l].countStart()
         runningTotal += 1
         if recording || hub.isActive {
-            let id = graph[s].record.operation.id
+            let id = graph[slot].record.operation.id
             if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
             publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
         }
         return Job(
             slot: slot,
-            record: graph[s].record,
-            executor: executors[Int(graph[s].executor)],
+            record: graph[slot].record,
+            executor: executors[Int(graph[slot].executor)],
             attempt: attempt,
             startedAt: now
         )

@@ -143,33 +143,32 @@ extension PipelineStateMachine {
 
     /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
     mutating func reevaluate(_ slot: Int32, now: Int64) {
-        let s = slot
-        guard graph[s].phase == .pending, graph[s].unfinishedDependencies == 0, !graph[s].gated else { return }
+        guard graph[slot].phase == .pending, graph[slot].unfinishedDependencies == 0, !graph[slot].gated else { return }
         let notBefore = notBefore(slot)
         if notBefore > now {
             wake(slot, at: notBefore)
             return
         }
-        if graph[s].executor < 0 {
-            let kind = graph[s].record.operation.kind
+        if graph[slot].executor < 0 {
+            let kind = graph[slot].record.operation.kind
             guard let executor = executorIndex[kind] else {
                 waitingForExecutor[kind, default: []].append(slot)
                 return
             }
-            graph[s].executor = executor
+            graph[slot].executor = executor
         }
-        let lane = graph[s].lane
+        let lane = graph[slot].lane
         let l = Int(lane)
-        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, graph[s].snapshot != oldest {
-            graph[s].gated = true
-            lanes[l].gated[graph[s].snapshot, default: []].append(slot)
+        if lanes[l].algorithm == .commitGraph, let oldest = lanes[l].oldestOpenCommit, graph[slot].snapshot != oldest {
+            graph[slot].gated = true
+            lanes[l].gated[graph[slot].snapshot, default: []].append(slot)
             return
         }
-        graph[s].phase = .ready
-        graph[s].token &+= 1
+        graph[slot].phase = .ready
+        graph[slot].token &+= 1
         lanes[l].ready.push(
-            .init(order: graph[s].order, slot: slot, token: graph[s].token),
-            priority: graph[s].record.operation.priority
+            .init(order: graph[slot].order, slot: slot, token: graph[slot].token),
+            priority: graph[slot].record.operation.priority
         )
         lanes[l].readyCount += 1
         dispatch(lane)

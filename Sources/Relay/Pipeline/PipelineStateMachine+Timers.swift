@@ -45,8 +45,7 @@ extension PipelineStateMachine {
     mutating func fireTimers(now: Int64) -> Bool {
         timers.woke()
         while let (slot, token) = timers.takeDueWakeup(now: now) {
-            let s = slot
-            guard graph[s].phase == .pending, graph[s].token == token else { continue }
+            guard graph[slot].phase == .pending, graph[slot].token == token else { continue }
             reevaluate(slot, now: now)
         }
         while let worker = timers.takeDueDeadline(now: now) { signalCancel(worker) }
@@ -79,7 +78,7 @@ extension PipelineStateMachine {
     ///
     /// The limit keeps each critical section short however large the backlog.
     @discardableResult
-    mutating func evictExpired(now: Int64, limit: Int = 256) -> Bool {
+    mutating func forgetExpired(now: Int64, limit: Int = 256) -> Bool {
         let (due, more) = retention.takeDue(now: now, limit: limit)
         for slot in due where graph[slot].phase == .finished { forget(slot) }
         return more
@@ -89,7 +88,7 @@ extension PipelineStateMachine {
     /// operation is the only one kept, so that a DataPoint that goes quiet still forgets it.
     ///
     /// With a window of zero, the operation is forgotten at once, by whoever finished it, while its slot is in cache.
-    mutating func retain(_ slot: Int32, finishedAt now: Int64) {
+    mutating func keep(_ slot: Int32, finishedAt now: Int64) {
         guard !retention.forgetsAtOnce else {
             forget(slot)
             return
@@ -102,7 +101,7 @@ extension PipelineStateMachine {
     /// end forgets it then.
     mutating func forget(_ slot: Int32) {
         guard graph[slot].unfinishedDependencies == 0 else {
-            graph[slot].evictionDeferred = true
+            graph[slot].forgettingDeferred = true
             return
         }
         timers.forget(slot)

@@ -143,7 +143,7 @@ struct StateMachineTests {
         #expect(try test.machine.cancel(dependent.id, now: 1))
 
         // Its window has passed, but the running dependency still lists it: it stays, and its slot stays its own.
-        test.machine.evictExpired(now: 10_000_000_000)
+        test.machine.forgetExpired(now: 10_000_000_000)
         #expect(test.machine.lookup(dependent.id) != nil)
         #expect(test.machine.dependents(of: first.id) == [dependent.id])
         let later = CallOperation(kind: "noop")
@@ -153,7 +153,7 @@ struct StateMachineTests {
 
         // The dependency's end touches only the cancelled dependent, which is then forgotten like any other.
         #expect(test.startNext(worker, ended: [.completed(job)], now: 10_000_000_001) == later.id)
-        test.machine.evictExpired(now: 20_000_000_000)
+        test.machine.forgetExpired(now: 20_000_000_000)
         #expect(test.machine.lookup(dependent.id) == nil)
         #expect(test.machine.lookup(first.id) == nil)
         #expect(test.state(of: later.id, now: 20_000_000_000) == .running(attempt: 1))
@@ -185,7 +185,7 @@ struct StateMachineTests {
         #expect(test.startNext(worker, ended: [retry], now: 7) == nil)
         try test.machine.hold(old.id, until: 200_000_000_000, context: "later", now: 8)
         #expect(try test.machine.cancel(old.id, now: 9))
-        let more1 = test.machine.evictExpired(now: 2_000_000_000)
+        let more1 = test.machine.forgetExpired(now: 2_000_000_000)
         #expect(!more1)
         #expect(test.machine.lookup(old.id) == nil)
 

@@ -7,7 +7,7 @@ import Testing
 @Suite("Pipeline state machine: timers and retention")
 struct TimerAndRetentionTests {
     @Test("S16: past the retention window a finished operation is forgotten, and its record leaves with the effects")
-    func evictionHandsRecordsOut() throws {
+    func forgettingHandsRecordsOut() throws {
         var test = try MachineUnderTest()
         let finished = CallOperation(kind: "noop")
         weak let record = try test.machine.enqueue([finished], now: 0).first
@@ -18,12 +18,12 @@ struct TimerAndRetentionTests {
         test.takeActions().effects.perform()
         #expect(test.machine.lookup(finished.id) != nil)
 
-        // The retention window is one second: eviction before it keeps the finished operation, and after it,
+        // The retention window is one second: a sweep before it keeps the finished operation, and after it,
         // forgets it.
-        let more1 = test.machine.evictExpired(now: 500_000_000)
+        let more1 = test.machine.forgetExpired(now: 500_000_000)
         #expect(!more1)
         #expect(test.machine.lookup(finished.id) != nil)
-        let more2 = test.machine.evictExpired(now: 2_000_000_000)
+        let more2 = test.machine.forgetExpired(now: 2_000_000_000)
         #expect(!more2)
         #expect(test.machine.lookup(finished.id) == nil)
         var actions = test.takeActions()
@@ -89,18 +89,18 @@ struct TimerAndRetentionTests {
 
         // A sweep at the first window's end forgets only the first; the next comes a gap later, not at the second
         // window's end, half a second on.
-        let more5 = test.machine.evictExpired(now: 1_000_000_000)
+        let more5 = test.machine.forgetExpired(now: 1_000_000_000)
         #expect(!more5)
         #expect(operations.map { test.machine.lookup($0.id) == nil } == [true, false])
         #expect(test.machine.timerPlan() == .sleep(until: 2_000_000_000, generation: generation + 1))
-        let more6 = test.machine.evictExpired(now: 2_000_000_000)
+        let more6 = test.machine.forgetExpired(now: 2_000_000_000)
         #expect(!more6)
         #expect(test.machine.lookup(operations[1].id) == nil)
         #expect(test.machine.timerPlan() == .wait(generation: generation + 1))
     }
 
-    @Test("S16: eviction forgets at most its limit at a time, oldest first, and tells whether more remain")
-    func evictionInSteps() throws {
+    @Test("S16: a sweep forgets at most its limit at a time, oldest first, and tells whether more remain")
+    func forgettingInSteps() throws {
         var test = try MachineUnderTest()
         let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
         try test.machine.enqueue(operations, now: 0)
@@ -109,10 +109,10 @@ struct TimerAndRetentionTests {
         }
         _ = test.takeActions()
 
-        let more7 = test.machine.evictExpired(now: 2_000_000_000, limit: 2)
+        let more7 = test.machine.forgetExpired(now: 2_000_000_000, limit: 2)
         #expect(more7)
         #expect(operations.map { test.machine.lookup($0.id) == nil } == [true, true, false])
-        let more8 = test.machine.evictExpired(now: 2_000_000_000, limit: 2)
+        let more8 = test.machine.forgetExpired(now: 2_000_000_000, limit: 2)
         #expect(!more8)
         #expect(test.machine.lookup(operations[2].id) == nil)
         #expect(test.takeActions().effects.released.map(\.id) == operations.map(\.id))

@@ -1,6 +1,6 @@
 /// An operation's entry in the pipeline's table.
 ///
-/// Slots are reused after eviction; `token` tells a queued entry
+/// Slots are reused once their operation is forgotten; `token` tells a queued entry
 /// whether it still describes the slot's current life.
 struct OperationSlot: Sendable {
     enum Phase: UInt8 {
@@ -60,7 +60,7 @@ struct OperationSlot: Sendable {
     var mayWaitForTime = false
     /// Finished while a dependency still lists it (cancelled first), so the sweep passed it over: the dependency's
     /// finish hands it back to the sweep, since a slot freed earlier could be read, or reused, as that dependent.
-    var evictionDeferred = false
+    var forgettingDeferred = false
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
@@ -124,7 +124,7 @@ extension OperationSlot {
     }
 
     /// Marks the operation finished, and how it ended.
-    mutating func conclude(_ result: CallResult, now: Int64) {
+    mutating func finish(_ result: CallResult, now: Int64) {
         phase = .finished
         token &+= 1
         finishedAt = now
@@ -166,7 +166,7 @@ extension OperationSlot {
         runNanoseconds = 0
         finishedAt = Self.never
         mayWaitForTime = false
-        evictionDeferred = false
+        forgettingDeferred = false
         worker = 0
     }
 
