@@ -183,8 +183,8 @@ struct IdentityAndCommitTests {
             let batch = (0..<4).map { _ in CallOperation(kind: .noop) }
             try await point.enqueue(batch)
             let commits = storage.records.compactMap { record -> (UInt64, [UUID])? in
-                guard case .commit(let snapshot, let operations, _) = record else { return nil }
-                return (snapshot, operations.map(\.id))
+                guard record.kind == .commit, let snapshot = record.snapshot else { return nil }
+                return (snapshot, record.operations.map(\.id))
             }
             #expect(commits.count == 1)
             #expect(commits.first?.0 == 1)

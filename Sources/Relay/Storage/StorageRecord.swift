@@ -2,24 +2,197 @@ import Foundation
 
 /// One state transition, as the pipeline records it.
 ///
+/// A store keeps records and gives them back, oldest first, when it opens; it need not understand them. Save
+/// ``encoded()`` and read it back with ``init(encoded:)``, and fold records into the state to reopen from with
+/// ``StoredState/Replay``. New kinds of records may be added without breaking the API: switch on ``kind`` with a
+/// `default` case.
+///
 /// Records never contain credentials: operations carry none, and executors apply them at send time.
-public enum StorageRecord: Sendable, Hashable {
-    /// A commit: the operations enqueued by one call, in call order, all with `snapshot` set.
-    case commit(snapshot: UInt64, operations: [CallOperation], at: Date)
-    /// An attempt started.
-    case started(UUID, attempt: Int, at: Date)
-    /// An attempt ended and another is scheduled.
-    case retryScheduled(UUID, attempt: Int, at: Date)
-    /// An attempt was interrupted by shutdown; the operation is pending again with the attempt counted.
-    case interrupted(UUID, at: Date)
-    /// The attempt did not count, because the host could not be reached; the operation has `attempts` attempts.
-    case attemptReturned(UUID, attempts: Int)
-    /// The operation reached its terminal state.
-    case finished(UUID, CallResult, at: Date)
-    /// A hold was set, or released when `until` is `nil`.
-    case held(UUID, until: Date?, context: String?)
-    /// A sequence was added or reconfigured.
-    case sequenceConfigured(CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm)
-    /// A sequence's suspension count changed; `nil` names the whole DataPoint.
-    case suspensionChanged(CallSequence.Name?, count: Int)
+public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
+    /// What a record reports; new kinds may be added without breaking the API.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: String, Sendable, Hashable {
+            case commit, started, retryScheduled, interrupted, attemptReturned, finished, held, sequenceConfigured
+            case suspensionChanged
+        }
+
+        private let value: Value
+
+        private init(_ value: Value) {
+            self.value = value
+        }
+
+        /// Operations enqueued by one call, in call order.
+        public static let commit = Kind(.commit)
+        /// An attempt started.
+        public static let started = Kind(.started)
+        /// An attempt ended and another is scheduled.
+        public static let retryScheduled = Kind(.retryScheduled)
+        /// Shutdown interrupted an attempt; the operation is pending again with the attempt counted.
+        public static let interrupted = Kind(.interrupted)
+        /// An attempt was given back without counting.
+        public static let attemptReturned = Kind(.attemptReturned)
+        /// An operation reached its terminal state.
+        public static let finished = Kind(.finished)
+        /// A hold was set or released.
+        public static let held = Kind(.held)
+        /// A sequence was added or reconfigured.
+        public static let sequenceConfigured = Kind(.sequenceConfigured)
+        /// A sequence's suspension count, or the whole DataPoint's, changed.
+        public static let suspensionChanged = Kind(.suspensionChanged)
+
+        /// The kind's name, such as `finished`.
+        public var description: String { value.rawValue }
+    }
+
+    /// The transition and what it carries.
+    enum Change: Sendable, Hashable {
+        /// The operations enqueued by one call, in call order, all with `snapshot` set.
+        case commit(snapshot: UInt64, operations: [CallOperation], at: Date)
+        case started(UUID, attempt: Int, at: Date)
+        case retryScheduled(UUID, attempt: Int, at: Date)
+        case interrupted(UUID, at: Date)
+        /// The operation has `attempts` attempts after one was given back.
+        case attemptReturned(UUID, attempts: Int)
+        case finished(UUID, CallResult, at: Date)
+        /// A hold was set, or released when `until` is `nil`.
+        case held(UUID, until: Date?, context: String?)
+        case sequenceConfigured(CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm)
+        /// `nil` names the whole DataPoint.
+        case suspensionChanged(CallSequence.Name?, count: Int)
+    }
+
+    let change: Change
+
+    init(_ change: Change) {
+        self.change = change
+    }
+
+    /// What the record reports.
+    public var kind: Kind {
+        switch change {
+        case .commit: .commit
+        case .started: .started
+        case .retryScheduled: .retryScheduled
+        case .interrupted: .interrupted
+        case .attemptReturned: .attemptReturned
+        case .finished: .finished
+        case .held: .held
+        case .sequenceConfigured: .sequenceConfigured
+        case .suspensionChanged: .suspensionChanged
+        }
+    }
+
+    /// The operation the record is about; `nil` for commits, which may hold many, and for sequences.
+    public var operationID: UUID? {
+        switch change {
+        case .started(let id, _, _), .retryScheduled(let id, _, _), .interrupted(let id, _),
+            .attemptReturned(let id, _), .finished(let id, _, _), .held(let id, _, _):
+            id
+        case .commit, .sequenceConfigured, .suspensionChanged:
+            nil
+        }
+    }
+
+    /// A commit's snapshot number; `nil` for other kinds.
+    public var snapshot: UInt64? {
+        guard case .commit(let snapshot, _, _) = change else { return nil }
+        return snapshot
+    }
+
+    /// The operations a commit enqueued, in call order; empty for other kinds.
+    public var operations: [CallOperation] {
+        guard case .commit(_, let operations, _) = change else { return [] }
+        return operations
+    }
+
+    /// When the transition happened, for records that say.
+    public var date: Date? {
+        switch change {
+        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date):
+            date
+        case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
+            nil
+        }
+    }
+
+    /// The record's kind and the operation or sequence it is about, for logs.
+    public var description: String {
+        switch change {
+        case .commit(let snapshot, let operations, _): "commit \(snapshot) of \(operations.count) operations"
+        case .sequenceConfigured(let name, _, _): "sequenceConfigured \(name)"
+        case .suspensionChanged(let name, let count): "suspensionChanged \(name?.rawValue ?? "all") to \(count)"
+        default: "\(kind) \(operationID.map(\.uuidString) ?? "")"
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// The record in Relay's compact binary form, which ``init(encoded:)`` reads back.
+    ///
+    /// The form is versioned with the file store's format: a later version of Relay reads what an earlier one wrote.
+    public func encoded() -> Data {
+        var writer = ByteWriter()
+        RecordCodec.encode(self, into: &writer)
+        return Data(writer.bytes)
+    }
+
+    /// Reads a record that ``encoded()`` wrote.
+    ///
+    /// - Parameter encoded: The bytes of one record, and nothing else.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/corruptStore`` when the bytes are not one whole record.
+    public init(encoded: Data) throws(RelayError) {
+        let record = encoded.withUnsafeBytes { (bytes) -> StorageRecord? in
+            var reader = ByteReader(bytes)
+            guard let record = try? RecordCodec.decodeRecord(from: &reader), reader.isAtEnd else { return nil }
+            return record
+        }
+        guard let record else {
+            throw RelayError(.corruptStore, "the \(encoded.count) bytes are not one whole storage record")
+        }
+        self = record
+    }
+}
+
+// The pipeline builds records with these, as it built the cases of the enum they replace.
+extension StorageRecord {
+    static func commit(snapshot: UInt64, operations: [CallOperation], at date: Date) -> Self {
+        Self(.commit(snapshot: snapshot, operations: operations, at: date))
+    }
+
+    static func started(_ id: UUID, attempt: Int, at date: Date) -> Self {
+        Self(.started(id, attempt: attempt, at: date))
+    }
+
+    static func retryScheduled(_ id: UUID, attempt: Int, at date: Date) -> Self {
+        Self(.retryScheduled(id, attempt: attempt, at: date))
+    }
+
+    static func interrupted(_ id: UUID, at date: Date) -> Self {
+        Self(.interrupted(id, at: date))
+    }
+
+    static func attemptReturned(_ id: UUID, attempts: Int) -> Self {
+        Self(.attemptReturned(id, attempts: attempts))
+    }
+
+    static func finished(_ id: UUID, _ result: CallResult, at date: Date) -> Self {
+        Self(.finished(id, result, at: date))
+    }
+
+    static func held(_ id: UUID, until: Date?, context: String?) -> Self {
+        Self(.held(id, until: until, context: context))
+    }
+
+    static func sequenceConfigured(
+        _ name: CallSequence.Name,
+        bunchSize: Int,
+        algorithm: CallSequence.Algorithm
+    ) -> Self {
+        Self(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm))
+    }
+
+    static func suspensionChanged(_ name: CallSequence.Name?, count: Int) -> Self {
+        Self(.suspensionChanged(name, count: count))
+    }
 }

@@ -58,14 +58,14 @@ extension FileStorage {
     /// the one it folded, a journal that follows a snapshot that is missing, and a snapshot whose journal is missing are
     /// damage, reported as ``RelayError/Code/corruptStore``, never read as an empty store.
     static func fold(_ paths: Paths, retention: Duration) throws -> Folded {
-        var builder = StoredStateBuilder()
+        var replay = StoredState.Replay()
         var snapshotHeader: StoreFormat.Header?
         if POSIXFile.exists(paths.snapshot) {
             let data = try read(paths.snapshot)
             let snapshot = try data.withUnsafeBytes { (bytes) throws in
                 try StoreFormat.readSnapshot(bytes, file: "snapshot")
             }
-            builder = StoredStateBuilder(snapshot.state)
+            replay = StoredState.Replay(from: snapshot.state)
             snapshotHeader = snapshot.header
         }
         var report = RecoveryReport()
@@ -99,7 +99,7 @@ extension FileStorage {
             if journalIsLive {
                 let walked = try data.withUnsafeBytes { (bytes) throws in
                     try StoreFormat.readJournal(bytes, header: header, file: "journal") { records in
-                        for record in records { builder.apply(record) }
+                        for record in records { replay.apply(record) }
                     }
                 }
                 validLength = walked.validLength
@@ -112,10 +112,9 @@ extension FileStorage {
         } else if snapshotHeader != nil {
             throw RelayError(.corruptStore, "the journal is missing beside the snapshot")
         }
-        let cutoff = builder.latestDate.map { $0.addingTimeInterval(-retention.relaySeconds) }
-        report.interruptedOperations = builder.interruptedCount
-        let duplicateTerminals = builder.duplicateTerminals
-        var state = builder.build(forgettingFinishedBefore: cutoff)
+        report.interruptedOperations = replay.interruptedCount
+        let duplicateTerminals = replay.duplicateTerminals
+        var state = replay.state(retention: retention)
         report.operationsRecovered = state.operations.count
         state.recovery = report
         let versions = [snapshotHeader?.version, journalHeader?.version].compactMap { $0 }

@@ -20,7 +20,7 @@ enum RecordCodec {
     // MARK: - Records
 
     static func encode(_ record: StorageRecord, into writer: inout ByteWriter) {
-        switch record {
+        switch record.change {
         case .commit(let snapshot, let operations, let date):
             writer.byte(Tag.commit.rawValue)
             writer.varint(snapshot)
