@@ -200,6 +200,10 @@ struct StoreDamageTests {
             try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
             try Data(writer.bytes).write(to: folder.journal)
 
+            // Read-only, it is read as it stands and not rewritten.
+            #expect(try FileStorage.read(at: folder.url).operations.count == 2)
+            #expect(try Data(contentsOf: folder.journal) == Data(writer.bytes))
+
             try await DataPoint.with(storage: .file(at: folder.url), configuration: testConfiguration) { point in
                 point.registerBasics()
                 #expect(try await point.handle(for: first.id).value == Data("done".utf8))

@@ -10,35 +10,6 @@ import Synchronization
 
 /// Recovery and compaction: folding the snapshot and the journal into the state a DataPoint rebuilds itself from.
 extension FileStorage {
-    /// Folds the snapshot and the journal on disk into a new snapshot, then starts an empty journal.
-    ///
-    /// Only the leader calls it, after writing everything it took, so the files hold every acknowledged record.
-    func compact() async throws {
-        let (journal, generation) = state.withLock { ($0.journal, $0.generation) }
-        let paths = self.paths
-        let retention = options.retention
-        let fresh = try await onIO { () throws -> Int32 in
-            let folded = try Self.fold(paths, retention: retention)
-            try POSIXFile.replace(
-                paths.snapshot,
-                with: StoreFormat.snapshot(folded.state, generation: generation),
-                folder: paths.folder
-            )
-            try POSIXFile.replace(
-                paths.journal,
-                with: StoreFormat.emptyJournal(generation: generation + 1),
-                folder: paths.folder
-            )
-            POSIXFile.close(journal)
-            return try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
-        }
-        state.withLock { state in
-            state.journal = fresh
-            state.generation = generation + 1
-            state.journalSize = StoreFormat.headerSize
-        }
-    }
-
     struct Folded {
         var state: StoredState
         /// The generation the next journal continues from: the snapshot's, or the journal's when it was replayed.
@@ -57,7 +28,7 @@ extension FileStorage {
     /// The two files' generations must agree (see ``StoreFormat``): a journal that is neither the snapshot's next nor
     /// the one it folded, a journal that follows a snapshot that is missing, and a snapshot whose journal is missing are
     /// damage, reported as ``RelayError/Code/corruptStore``, never read as an empty store.
-    static func fold(_ paths: Paths, retention: Duration) throws -> Folded {
+    static func fold(_ paths: Paths, retention: Duration?) throws -> Folded {
         var replay = StoredState.Replay()
         var snapshotHeader: StoreFormat.Header?
         if POSIXFile.exists(paths.snapshot) {

@@ -30,11 +30,15 @@ public final class FileStorage: Storage {
     /// How the store makes transitions durable.
     public let options: Options
 
-    let state = Mutex(State())
-    // Blocking file I/O runs here, off the cooperative thread pool.
-    let io = DispatchQueue(label: "Relay.FileStorage")
-    let paths: Paths
-    let clock: ClockSource
+    let journal: Journal
+    let commits: GroupCommit<Journal>
+    private let state = Mutex(State())
+
+    private struct State {
+        var opened = false
+        var released = false
+        var report: RecoveryReport?
+    }
 
     /// The folder `.relay` in the current directory: where a ``DataPoint`` keeps its state unless told otherwise.
     public static var defaultFolder: URL {
@@ -50,20 +54,14 @@ public final class FileStorage: Storage {
     public init(at folder: URL, options: Options = Options(), clock: some Clock<Duration> = ContinuousClock()) {
         self.folder = folder
         self.options = options
-        self.clock = ClockSource(clock)
-        paths = Paths(folder: folder.path)
-    }
-
-    deinit {
-        state.withLock { state in
-            for fd in [state.journal, state.lock] where fd >= 0 { POSIXFile.close(fd) }
-        }
+        journal = Journal(paths: Paths(folder: folder.path), options: options, clock: ClockSource(clock))
+        commits = GroupCommit(writer: journal, empty: ByteWriter())
     }
 
     /// How many times the journal was synced since the store opened; group commit keeps it well below the number of
     /// transitions.
     package var syncCount: Int {
-        state.withLock { $0.syncs }
+        journal.syncCount
     }
 
     /// What the store found and repaired when it last opened; `nil` before it opens.
@@ -76,32 +74,24 @@ public final class FileStorage: Storage {
     /// Takes the folder's lock, replays the snapshot and journal, truncates a torn last record, and returns the
     /// state to rebuild from.
     ///
+    /// A store opens once; to open the folder again, create another store.
+    ///
     /// - Returns: The stored state, with its ``StoredState/recovery`` report.
     /// - Throws: ``RelayError`` with ``RelayError/Code/storeLocked`` when another DataPoint holds the folder,
     ///   ``RelayError/Code/corruptStore`` or ``RelayError/Code/unsupportedFormat`` for a damaged or newer store, and
-    ///   ``RelayError/Code/storageFailure`` when the files cannot be read or written.
+    ///   ``RelayError/Code/storageFailure`` when the files cannot be read or written, or the store was opened before.
     public func open() async throws -> StoredState {
-        let paths = self.paths
-        let retention = options.retention
-        let opened = try await onIO { () throws -> Opened in
-            try POSIXFile.makeFolder(paths.folder)
-            let lock = try POSIXFile.lock(paths.lock)
-            do {
-                return try Self.recover(paths, retention: retention, lock: lock)
-            } catch {
-                POSIXFile.close(lock)
-                throw error
-            }
+        let first = state.withLock { state in
+            defer { state.opened = true }
+            return !state.opened
         }
-        state.withLock { state in
-            state.phase = .open
-            state.lock = opened.lock
-            state.journal = opened.journal
-            state.generation = opened.generation
-            state.journalSize = opened.journalSize
-            state.report = opened.state.recovery
+        guard first else {
+            throw RelayError(
+                .storageFailure, "the store at \(folder.path) was opened before; create another to reopen it")
         }
-        return opened.state
+        let stored = try await journal.open()
+        state.withLock { $0.report = stored.recovery }
+        return stored
     }
 
     /// Encodes the records into the next write; called under the pipeline's lock, so it never blocks on I/O.
@@ -109,83 +99,76 @@ public final class FileStorage: Storage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last record.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        state.withLock { state in
-            guard state.phase == .open else { return StorageTicket(position: state.appended) }
-            // One frame per transition: a torn tail keeps all of it or none of it.
-            StoreFormat.appendFrame(records, to: &state.pending)
-            state.appended += UInt64(records.count)
-            return StorageTicket(position: state.appended)
-        }
+        // One frame per transition: a torn tail keeps all of it or none of it.
+        commits.append(transitions: records.count) { StoreFormat.appendFrame(records, to: &$0) }
     }
 
     /// Returns once the records up to `ticket` are written and, under ``FsyncPolicy/always``, synced.
     ///
     /// The first caller to find no write in flight writes everything appended so far; callers that arrive
-    /// meanwhile wait and share the next write.
+    /// meanwhile wait and share the next write (see ``GroupCommit``).
     ///
     /// - Parameter ticket: A ticket from ``append(_:)``.
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when the write or sync fails, or the store
     ///   is closed.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        while true {
-            let role = state.withLock { state -> Role in
-                if state.durable >= ticket.position { return .done }
-                if let failure = state.failure { return .failed(failure) }
-                if state.flushing { return .follow }
-                state.flushing = true
-                return .lead
-            }
-            switch role {
-            case .done: return
-            case .failed(let failure): throw failure
-            case .lead: try await leadOneRound()
-            case .follow: if try await follow(until: ticket.position) { try await leadOneRound() }
-            }
-        }
+        try await commits.waitUntilDurable(ticket)
     }
 
     /// Writes what remains, folds the journal into a new snapshot when it holds records, and releases the folder.
     ///
     /// - Throws: ``RelayError`` when the final write or compaction fails; the folder is released either way.
     public func close() async throws {
-        defer { release(failure: RelayError(.storageFailure, "the store at \(paths.folder) is closed")) }
-        guard state.withLock({ $0.phase == .open }) else { return }
-        try await waitUntilDurable(StorageTicket(position: state.withLock { $0.appended }))
+        defer { release(failure: RelayError(.storageFailure, "the store at \(folder.path) is closed")) }
+        guard state.withLock({ $0.opened && !$0.released }) else { return }
+        try await commits.waitUntilDurable(commits.lastTicket)
         // A journal with no records adds nothing to the snapshot, and rewriting a large one only makes closing slow.
-        guard state.withLock({ $0.journalSize > StoreFormat.headerSize }) else { return }
-        try await lead { try await self.compact() }
+        guard journal.holdsRecords else { return }
+        try await commits.exclusively { try await self.journal.compact() }
     }
 
     /// Drops the store as a crash would: nothing more is written, waiters fail, and the folder is released.
     ///
     /// What was acknowledged stays on disk; what was appended and not yet written is lost, as in a real crash.
     package func abandon() {
-        release(failure: RelayError(.storageFailure, "the store at \(paths.folder) was abandoned"))
+        release(failure: RelayError(.storageFailure, "the store at \(folder.path) was abandoned"))
+    }
+
+    /// Reads the state a store's folder holds, read-only: it takes no lock and changes no file, so it can read a
+    /// store that a running DataPoint holds, for example to list what is queued.
+    ///
+    /// It sees what was written when it reads: transitions acknowledged after that are not there. A torn last
+    /// frame is ignored and left in place, as the next open would truncate it; the recovery report says where it
+    /// starts. A store of an earlier format version is read as it is, not rewritten. A compaction that replaces the
+    /// files while it reads them makes it read them again.
+    ///
+    /// - Parameters:
+    ///   - folder: The store's folder.
+    ///   - retention: How long finished operations are kept, as the store's options say; `nil` keeps them all.
+    /// - Returns: The stored state, with its ``StoredState/recovery`` report.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/corruptStore`` or ``RelayError/Code/unsupportedFormat`` for a
+    ///   damaged or newer store, and ``RelayError/Code/storageFailure`` when the files cannot be read.
+    public static func read(at folder: URL, retention: Duration? = nil) throws -> StoredState {
+        let paths = Paths(folder: folder.path)
+        for _ in 1..<3 {
+            // The generations disagree only for a reader that read one file before a compaction and one after.
+            if let folded = try? fold(paths, retention: retention) { return folded.state }
+        }
+        return try fold(paths, retention: retention).state
     }
 
     /// Reads a store's folder without opening it or changing it: the state it holds, and how many terminal records
     /// repeat one already recorded (zero in a sound store).
     package static func inspect(at folder: URL) throws -> (state: StoredState, duplicateTerminals: Int) {
-        let folded = try fold(Paths(folder: folder.path), retention: .seconds(Int64.max / 4))
+        let folded = try fold(Paths(folder: folder.path), retention: nil)
         return (folded.state, folded.duplicateTerminals)
     }
 
-    /// Runs blocking file work on the store's queue and awaits it.
-    func onIO<Value: Sendable>(
-        _ work: @escaping @Sendable () throws -> Value
-    ) async throws(RelayError) -> Value {
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Value, RelayError>, Never>) in
-            io.async {
-                do {
-                    continuation.resume(returning: .success(try work()))
-                } catch {
-                    let failure = error as? RelayError ?? RelayError(.storageFailure, "file store: \(error)")
-                    continuation.resume(returning: .failure(failure))
-                }
-            }
-        }
-        return try result.get()
+    /// Stops the store: no more writes, waiters fail, and the files close once no write is in flight.
+    private func release(failure: RelayError) {
+        state.withLock { $0.released = true }
+        let journal = self.journal
+        commits.close(failure: failure) { journal.closeFiles() }
     }
 }
 
@@ -195,49 +178,6 @@ extension FileStorage {
         var journal: String { folder + "/journal" }
         var snapshot: String { folder + "/snapshot" }
         var lock: String { folder + "/lock" }
-    }
-
-    struct Waiter {
-        let position: UInt64?
-        let continuation: CheckedContinuation<Bool, any Error>
-    }
-
-    struct Round {
-        let bytes: [UInt8]
-        let target: UInt64
-        let journal: Int32
-        let sync: Bool
-    }
-
-    enum Phase {
-        case unopened, open, closed
-    }
-
-    struct State {
-        var phase = Phase.unopened
-        var lock: Int32 = -1
-        var journal: Int32 = -1
-        var generation: UInt64 = 0
-        var journalSize = 0
-        var pending = ByteWriter()
-        var appended: UInt64 = 0
-        var durable: UInt64 = 0
-        var flushing = false
-        var waiters: [Waiter] = []
-        var failure: RelayError?
-        var lastSync: Int64?
-        var syncs = 0
-        var report: RecoveryReport?
-
-        /// The open descriptors of a released store, for the one who closes them.
-        mutating func takeDescriptorsIfReleased() -> [Int32] {
-            guard phase == .closed else { return [] }
-            defer {
-                journal = -1
-                lock = -1
-            }
-            return [journal, lock].filter { $0 >= 0 }
-        }
     }
 }
 
