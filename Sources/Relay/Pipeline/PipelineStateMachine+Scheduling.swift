@@ -29,8 +29,7 @@ extension PipelineStateMachine {
         workers[worker]?.batch
     }
 
-    /// A worker's step, in one transition: applies the ends of the attempts it reports, gives it its next job, and,
-    /// while `limit` is above one, claims up to `limit - 1` more ready operations of its lane into `claimed`.
+    /// A worker's step, in one transition (see ``OperationClaims``).
     ///
     /// The worker takes the next ready operation of its lane itself, so dispatch waits until it has: a dependent that
     /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
