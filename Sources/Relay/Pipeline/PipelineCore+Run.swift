@@ -254,10 +254,9 @@ extension PipelineCore {
     ///
     /// The pipeline stops a worker's batch whenever it cancels the worker's task or begins to stop (see
     /// ``PipelineStateMachine/signalCancel(_:)`` and ``PipelineStateMachine/beginStop(deadline:now:)``), and
-    /// `WorkerBatch.mayRun` reads that: asking the task itself, which retains and releases it, cost 6% of P1's round
-    /// for every operation a worker ran. When the task that runs the DataPoint is cancelled, its handler begins the
-    /// stop as the cancellation reaches the workers; an operation a worker starts in between sees its task cancelled,
-    /// as a running one does.
+    /// `WorkerBatch.mayRun` reads that, which is cheaper than asking the task. When the task that runs the DataPoint is
+    /// cancelled, its handler begins the stop as the cancellation reaches the workers; an operation a worker starts in
+    /// between sees its task cancelled, as a running one does.
     private static func goesOn(after end: PipelineStateMachine.AttemptEnd) -> Bool {
         switch end {
         case .outcome(.offline), .reported(.offline, _), .returned, .interrupted: return false

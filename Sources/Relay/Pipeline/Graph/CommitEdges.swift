@@ -2,10 +2,9 @@ import Foundation
 
 /// The dependencies of one commit's new operations, each looked up once.
 ///
-/// A commit reads every dependency twice: to validate it, then to wire it into the graph. Looking the id up in the
-/// pass that gives the operation its slot, while its content is in the cache, spares both later passes a miss on the
-/// operation's content and on the index per edge. A dependency on an operation later in the same commit is not in the
-/// index yet; validation resolves it once the whole commit is.
+/// Each id is looked up in the pass that gives its operation a slot, while the operation is in cache, and both
+/// validation and wiring read the result. A dependency on an operation later in the same commit is not in the index
+/// yet; validation resolves it once the whole commit is.
 struct CommitEdges: Sendable {
     struct Edge: Sendable {
         /// The dependent's position among the commit's new operations.
