@@ -149,7 +149,9 @@ struct PipelineStateMachine: Sendable {
         origin.addingTimeInterval(Double(time) / 1e9)
     }
 
+    /// Ends a transition: what it asks the shell to do, once the graph has let go of what it removed.
     mutating func takeEffects() -> PipelineEffects {
+        graph.releaseRemoved()
         if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled {
             effects.signals += settledWaiters.takeAll()
             if isIdle { effects.signals += idleWaiters.takeAll() }

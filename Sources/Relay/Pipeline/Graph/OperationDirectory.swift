@@ -69,18 +69,11 @@ struct OperationDirectory: Sendable {
         }
     }
 
-    /// Forgets the operation in `slot`, which the state machine vacated, and frees the slot.
-    mutating func release(_ slot: Int32) {
-        index.remove(hash: entries[Int(slot)].hash, slot: slot)
-        freeSlots.append(slot)
-    }
-
     /// Forgets the operations in `slots`, which the state machine vacated, and frees their slots.
     mutating func release(_ slots: [Int32]) {
         guard !slots.isEmpty else { return }
         // Each removal misses the cache on its index bucket; reading them all first lets the misses overlap.
         index.warm(slots.map { entries[Int($0)].hash })
-        freeSlots.reserveCapacity(freeSlots.count + slots.count)
         for slot in slots {
             index.remove(hash: entries[Int(slot)].hash, slot: slot)
             freeSlots.append(slot)

@@ -10,6 +10,8 @@ import Foundation
 struct OperationGraph: Sendable {
     private var slots = ChunkedTable<OperationSlot>()
     private var directory = OperationDirectory()
+    /// Slots vacated since ``releaseRemoved()``, whose ids are still in the directory.
+    private var removed: [Int32] = []
     /// The snapshot number of the last commit.
     private(set) var lastSnapshot: UInt64 = 0
     /// The start order of the next operation added.
@@ -23,11 +25,12 @@ struct OperationGraph: Sendable {
 
     /// The slot of a known operation.
     func slot(of id: UUID) -> Int32? {
-        directory.slot(of: id)
+        guard let slot = directory.slot(of: id), slots[Int(slot)].phase != .free else { return nil }
+        return slot
     }
 
     /// How many operations the graph holds.
-    var count: Int { directory.count }
+    var count: Int { directory.count - removed.count }
 
     /// The slots of operations that have not finished, in slot order.
     var unfinished: [Int32] {
@@ -44,7 +47,8 @@ struct OperationGraph: Sendable {
 
     /// Checks a commit against the directory and takes slots for its new operations (see ``CommitAdmission``).
     mutating func admit(_ batch: [CallOperation], preparation: CommitPreparation) -> CommitAdmission {
-        directory.admit(batch, preparation: preparation)
+        releaseRemoved()
+        return directory.admit(batch, preparation: preparation)
     }
 
     /// Gives back the slots of a commit that was rejected after its admission; the graph ends as it was before.
@@ -131,10 +135,20 @@ struct OperationGraph: Sendable {
 
     /// Removes a finished operation that no dependency lists any more, and hands back its record for the caller to
     /// release outside the lock.
+    ///
+    /// Its id leaves the directory with the others removed in the same transition, at ``releaseRemoved()``: each
+    /// removal misses the cache on its index bucket, and the misses of a batch overlap when they are issued together.
     mutating func remove(_ slot: Int32) -> OperationRecord {
-        let record = slots[Int(slot)].vacate()
-        directory.release(slot)
-        return record
+        removed.append(slot)
+        return slots[Int(slot)].vacate()
+    }
+
+    /// Takes the ids of the operations removed since the last call out of the directory, and frees their slots;
+    /// the state machine calls it as each transition ends, and a commit before it admits anything.
+    mutating func releaseRemoved() {
+        guard !removed.isEmpty else { return }
+        directory.release(removed)
+        removed.removeAll(keepingCapacity: true)
     }
 
     /// Gives a new operation the slot the directory took for it, in place when the slot was used before.
