@@ -140,14 +140,63 @@ struct CancellationAndAwaitingTests {
         #expect(String(decoding: reply, as: UTF8.self) == "hello")
     }
 
-    @Test("S12: execute on a DataPoint that is not running fails fast instead of hanging")
-    func executeNotRunning() async throws {
-        let point = try await DataPoint(storage: .volatile)
+    @Test("S12: execute issued while run() is still starting waits for it and returns the result, in every DataPoint")
+    func executeBeforeRunStarts() async throws {
+        for round in 0..<20 {
+            let point = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+            point.registerBasics()
+            let payload = Data("round \(round)".utf8)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await point.run() }
+                #expect(try await point.execute(CallOperation(kind: .echo, payload: payload)) == payload)
+                await point.shutdown()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test("S12: execute on a DataPoint that never runs waits; cancelling its task ends the wait with notRunning")
+    func executeWithoutRunIsCancellable() async throws {
+        let point = try await DataPoint(storage: .volatile, configuration: testConfiguration)
         point.registerBasics()
-        let error = await #expect(throws: RelayError.self) { try await point.execute(CallOperation(kind: .noop)) }
+        let error = await withTaskGroup(of: RelayError?.self) { group in
+            group.addTask {
+                do {
+                    _ = try await point.execute(CallOperation(kind: .noop))
+                    return nil
+                } catch {
+                    return error as? RelayError
+                }
+            }
+            group.cancelAll()
+            return await group.next() ?? nil
+        }
         #expect(error?.code == .notRunning)
         #expect(error?.message.contains("DataPoint.with") == true)
         await point.shutdown()
+    }
+
+    @Test("S12: execute waiting for a DataPoint to run ends with a shutdown error when it shuts down instead")
+    func executeWaitingEndsAtShutdown() async throws {
+        let point = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+        point.registerBasics()
+        let arrived = Gate()
+        arrived.open()
+        let error = try await withThrowingTaskGroup(of: RelayError?.self) { group in
+            group.addTask {
+                await arrived.wait()
+                do {
+                    _ = try await point.execute(CallOperation(kind: .noop))
+                    return nil
+                } catch {
+                    return error as? RelayError
+                }
+            }
+            await arrived.waitForArrivals(1)
+            await point.shutdown()
+            return try await group.next() ?? nil
+        }
+        #expect(error?.code == .shutdown)
     }
 
     @Test("S12: every awaiting handle is resumed exactly once, also at shutdown with a typed error")

@@ -88,17 +88,22 @@ extension DataPoint {
     /// let data = try await point.execute(CallOperation(kind: "fetch"))
     /// ```
     ///
+    /// On a DataPoint that has not started to run, `execute` first waits until it does, so that a service may call it
+    /// while the task that calls ``run()`` is still starting. Cancelling the waiting task ends that wait.
+    ///
     /// - Parameter operation: The operation.
     /// - Returns: The result of the completed operation.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/notRunning`` when the DataPoint is not running (it would
-    ///   wait forever), the errors of ``enqueue(_:)-(CallOperation)``, and those of ``CallHandle/value``.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/notRunning`` when the task is cancelled before the
+    ///   DataPoint runs, ``RelayError/Code/shutdown`` when it has shut down, the errors of
+    ///   ``enqueue(_:)-(CallOperation)``, and those of ``CallHandle/value``.
     public nonisolated func execute(_ operation: CallOperation) async throws -> Data {
+        if core.read(\.lifecycle) == .idle { await core.waitUntilStarted() }
         switch core.read(\.lifecycle) {
         case .idle:
             throw RelayError(
                 .notRunning,
-                "execute waits for the result, but the DataPoint is not running; "
-                    + "call run() first or use DataPoint.with { point in ... }",
+                "execute waited for the DataPoint to run, and its task was cancelled first; "
+                    + "call run() or use DataPoint.with { point in ... }",
                 operationIDs: [operation.id]
             )
         case .stopping, .stopped:

@@ -77,7 +77,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationCancelled = Code(.operationCancelled)
         /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
         public static let operationSkipped = Code(.operationSkipped)
-        /// ``DataPoint/execute(_:)-(CallOperation)`` was called while the DataPoint is not running, which would wait forever.
+        /// ``DataPoint/execute(_:)-(CallOperation)`` waited for the DataPoint to run, and its task was cancelled first.
         public static let notRunning = Code(.notRunning)
         /// ``DataPoint/run()`` was called while the DataPoint is already running.
         public static let alreadyRunning = Code(.alreadyRunning)

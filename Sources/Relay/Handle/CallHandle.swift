@@ -29,7 +29,9 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
 
     /// The operation's terminal state, once it has one.
     ///
-    /// A handle keeps its operation's outcome for as long as the handle lives, whatever the retention window.
+    /// A handle keeps its operation's outcome for as long as the handle lives, whatever the retention window. On a
+    /// DataPoint that has not started to run, the wait lasts until it runs and the operation ends; cancel the
+    /// awaiting task to end it sooner.
     ///
     /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` if the DataPoint shuts down first;
     ///   `CancellationError` if the awaiting task is cancelled.

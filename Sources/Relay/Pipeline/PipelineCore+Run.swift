@@ -52,6 +52,16 @@ extension PipelineCore {
     }
 
     /// Waits until the DataPoint has stopped, or until the waiting task is cancelled.
+    /// Waits until the pipeline has started (or stopped), or until the waiting task is cancelled.
+    func waitUntilStarted() async {
+        await Waiters<Void>.wait(
+            cancelled: (),
+            park: { id, continuation in state.withLock { $0.waitUntilStarted(id: id, continuation) } ? () : nil },
+            cancel: { id in state.withLock { $0.startWaiters.cancel(id) } },
+            forget: { id in state.withLock { $0.startWaiters.forget(id) } }
+        )
+    }
+
     func waitUntilStopped() async {
         await Waiters<Void>.wait(
             cancelled: (),

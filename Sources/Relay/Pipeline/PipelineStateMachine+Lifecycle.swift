@@ -9,6 +9,7 @@ extension PipelineStateMachine {
             if let report = recoveryReport { publish(.recovered(report), operation: nil, sequence: nil, now: now) }
             dispatchAll()
             effects.signals += laneStartWaiters.takeAll()
+            effects.signals += startWaiters.takeAll()
         case .running, .stopping:
             throw RelayError(.alreadyRunning, "the DataPoint is already running")
         case .stopped:
@@ -80,10 +81,18 @@ extension PipelineStateMachine {
         effects.signals += stopWaiters.takeAll()
         effects.signals += timers.rearm()
         effects.signals += laneStartWaiters.takeAll()
+        effects.signals += startWaiters.takeAll()
         for lane in lanes.indices {
             for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
             for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
         }
+    }
+
+    /// Parks a wait until the DataPoint starts to run, or returns `true` when it has left `.idle` already or the wait
+    /// was cancelled.
+    mutating func waitUntilStarted(id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard lifecycle == .idle else { return true }
+        return !startWaiters.park(id, continuation)
     }
 
     /// Parks a wait until the pipeline stops, or returns `true` when it has stopped or the wait was cancelled.

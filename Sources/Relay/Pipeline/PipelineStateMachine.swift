@@ -109,6 +109,8 @@ struct PipelineStateMachine: Sendable {
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()
     var stopWaiters = Waiters<Void>()
+    /// Waits for the DataPoint to start, from callers that need it running, such as ``DataPoint/execute(_:)``.
+    var startWaiters = Waiters<Void>()
     var laneStartWaiters = Waiters<Void>()
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false
