@@ -51,7 +51,6 @@ extension PipelineCore {
         done.effects.perform()
     }
 
-    /// Waits until the DataPoint has stopped, or until the waiting task is cancelled.
     /// Waits until the pipeline has started (or stopped), or until the waiting task is cancelled.
     func waitUntilStarted() async {
         await Waiters<Void>.wait(
@@ -62,6 +61,7 @@ extension PipelineCore {
         )
     }
 
+    /// Waits until the DataPoint has stopped, or until the waiting task is cancelled.
     func waitUntilStopped() async {
         await Waiters<Void>.wait(
             cancelled: (),
