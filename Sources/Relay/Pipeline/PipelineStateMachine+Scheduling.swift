@@ -31,10 +31,10 @@ extension PipelineStateMachine {
 
     /// A worker's step, in one transition (see ``OperationClaims``).
     ///
-    /// The worker takes the next ready operation of its lane itself, so dispatch waits until it has: a dependent that
-    /// the finish made ready, as in a chain, then runs on this worker instead of waking an idle one that would find
-    /// nothing left and park again. `claimWake` tells that the worker was woken or spawned for work and now claims
-    /// that wake.
+    /// The worker takes the next ready operations of its lane itself, so dispatch waits until it has claimed them: a
+    /// dependent that the finish made ready, as in a chain, then runs on this worker, and the bunch's room that its
+    /// claims fill wakes no idle worker that would find nothing left and park again. `claimWake` tells that the worker
+    /// was woken or spawned for work and now claims that wake.
     mutating func workerStep(
         _ worker: UInt64,
         lane: Int32,
@@ -46,18 +46,13 @@ extension PipelineStateMachine {
         claimed jobs: inout [Job],
         now: Int64
     ) -> NextJob {
-        let next: NextJob
-        if ends.isEmpty {
-            next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
-        } else {
-            holdDispatch()
-            for ended in ends { finishAttempt(ended.slot, worker: worker, end: ended.end, now: now) }
-            next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
-            releaseDispatch()
-        }
+        holdDispatch()
+        for ended in ends { finishAttempt(ended.slot, worker: worker, end: ended.end, now: now) }
+        let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
         if limit > 1, let first = next.slot, hasRoomToClaim(in: lane) {
             claimMore(after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now, into: &jobs)
         }
+        releaseDispatch()
         return next
     }
 

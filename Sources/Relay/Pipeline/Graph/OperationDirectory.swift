@@ -72,8 +72,11 @@ struct OperationDirectory: Sendable {
     /// Forgets the operations in `slots`, which the state machine vacated, and frees their slots.
     mutating func release(_ slots: [Int32]) {
         guard !slots.isEmpty else { return }
-        // Each removal misses the cache on its index bucket; reading them all first lets the misses overlap.
-        index.warm(slots.map { entries[Int($0)].hash })
+        if slots.count > 1 {
+            // Each removal misses the cache on its index bucket; reading them all first lets the misses overlap.
+            let entries = self.entries
+            index.warm(slots.lazy.map { entries[Int($0)].hash })
+        }
         for slot in slots {
             index.remove(hash: entries[Int(slot)].hash, slot: slot)
             freeSlots.append(slot)
