@@ -27,6 +27,8 @@ public final class EventRecorder: EventSink {
         var wakeScheduled = false
         var closed = false
         var nextID: UInt64 = 1
+        /// Waits whose task was cancelled before they parked; they end at once when they try.
+        var cancelledEarly: Set<UInt64> = []
     }
 
     private let state = Mutex(State())
@@ -54,28 +56,39 @@ public final class EventRecorder: EventSink {
     /// - Parameters:
     ///   - count: How many matching events to wait for.
     ///   - predicate: Which events count; keep it quick and free of side effects.
-    /// - Returns: The first `count` matching events, or fewer if the DataPoint shut down first.
+    /// - Returns: The first `count` matching events, or fewer if the DataPoint shut down or the waiting task was
+    ///   cancelled first.
     @discardableResult
     public func waitFor(_ count: Int = 1, where predicate: @escaping @Sendable (CallEvent) -> Bool) async
         -> [CallEvent]
     {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[CallEvent], Never>) in
-            let done = state.withLock { state -> (CheckedContinuation<[CallEvent], Never>, [CallEvent])? in
-                var waiter = Waiter(
-                    id: state.nextID,
-                    count: count,
-                    predicate: predicate,
-                    continuation: continuation
-                )
-                state.nextID += 1
-                if Self.advance(&waiter, over: state.events) || state.closed {
-                    return (continuation, waiter.matched)
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        let matched = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[CallEvent], Never>) in
+                let done = state.withLock { state -> [CallEvent]? in
+                    var waiter = Waiter(id: id, count: count, predicate: predicate, continuation: continuation)
+                    let cancelled = state.cancelledEarly.remove(id) != nil
+                    if Self.advance(&waiter, over: state.events) || state.closed || cancelled { return waiter.matched }
+                    state.waiters.append(waiter)
+                    return nil
                 }
-                state.waiters.append(waiter)
+                if let done { continuation.resume(returning: done) }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { state -> Waiter? in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
+                    return state.waiters.remove(at: index)
+                }
+                state.cancelledEarly.insert(id)
                 return nil
             }
-            if let (continuation, matched) = done { continuation.resume(returning: matched) }
+            cancelled?.continuation.resume(returning: cancelled?.matched ?? [])
         }
+        state.withLock { _ = $0.cancelledEarly.remove(id) }
+        return matched
     }
 
     /// Waits until the operation's terminal event is recorded.

@@ -1,0 +1,64 @@
+import Foundation
+import Relay
+import RelayTesting
+import Testing
+
+/// RelayTesting's waits end when the waiting task is cancelled, so that a stuck test ends at its time limit.
+@Suite("RelayTesting waits", .timeLimit(.minutes(1)))
+struct TestingToolsTests {
+    @Test("a task waiting at a closed gate ends when it is cancelled, parked or not yet")
+    func gateWaitIsCancellable() async {
+        let gate = Gate()
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await gate.wait()
+                return true
+            }
+            // Parked: the wait has arrived at the gate before the cancellation.
+            await gate.waitForArrivals(1)
+            group.cancelAll()
+            return await group.next() ?? false
+        }
+        #expect(ended)
+        let early = await withTaskGroup(of: Bool.self) { group in
+            group.cancelAll()
+            group.addTask {
+                await gate.wait()
+                return true
+            }
+            return await group.next() ?? false
+        }
+        #expect(early)
+        #expect(gate.arrivals == 2)
+    }
+
+    @Test("waiting for arrivals that never come ends when the task is cancelled")
+    func arrivalsWaitIsCancellable() async {
+        let gate = Gate()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await gate.waitForArrivals(5) }
+            group.cancelAll()
+            await group.waitForAll()
+        }
+        #expect(gate.arrivals == 0)
+    }
+
+    @Test("waiting for events that never come ends when the task is cancelled, with what matched so far")
+    func recorderWaitIsCancellable() async throws {
+        try await DataPoint.with(storage: .volatile, configuration: DataPoint.Configuration(shutdownGracePeriod: .zero))
+        {
+            point in
+            point.register(ClosureExecutor { _, _ in .completed(Data()) }, for: "noop")
+            let recorder = EventRecorder(point)
+            let operation = CallOperation(kind: "noop")
+            _ = try await point.execute(operation)
+            await recorder.waitForTerminal(of: operation.id)
+            let matched = await withTaskGroup(of: [CallEvent].self) { group in
+                group.addTask { await recorder.waitFor(2) { $0.operationID == operation.id && $0.kind.isTerminal } }
+                group.cancelAll()
+                return await group.next() ?? []
+            }
+            #expect(matched.count == 1)
+        }
+    }
+}
