@@ -115,6 +115,29 @@ struct OutcomeAndRetryTests {
         }
     }
 
+    @Test("S8: idle() waits for a retry the manual clock has just passed to start and end, in every round")
+    func idleWaitsForDueRetries() async throws {
+        try await withManualPoint { point, clock in
+            point.register(
+                ClosureExecutor { _, context in
+                    context.attempt == 1 ? .retry(after: .seconds(10), reason: "busy") : .completed(Data())
+                },
+                for: "busy")
+            for round in 0..<100 {
+                let operation = CallOperation(kind: "busy")
+                try await point.enqueue(operation)
+                await point.idle()
+                guard case .pending(.retry) = point.status(of: operation.id)?.state else {
+                    Issue.record("round \(round): expected a scheduled retry")
+                    return
+                }
+                clock.advance(by: .seconds(10))
+                await point.idle()
+                #expect(point.status(of: operation.id)?.state == .finished(.completed(Data())), "round \(round)")
+            }
+        }
+    }
+
     @Test("S8: thrown errors are retried under the policy like retry outcomes")
     func thrownErrorsRetry() async throws {
         try await withManualPoint { point, clock in

@@ -76,7 +76,9 @@ extension PipelineCore {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in
-                state.withLock { $0.waitUntilQuiet(untilIdle: untilIdle, id: id, continuation) } ? () : nil
+                let now = clock.now
+                return state.withLock { $0.waitUntilQuiet(untilIdle: untilIdle, now: now, id: id, continuation) }
+                    ? () : nil
             },
             cancel: { id in
                 state.withLock { untilIdle ? $0.idleWaiters.cancel(id) : $0.settledWaiters.cancel(id) }

@@ -92,7 +92,8 @@ final class PipelineCore: Sendable {
         }
         let steps = machine.hub.takeSteps()
         events.post(steps, after: machine.lastTicket)
-        return Transition(value: value, effects: machine.takeEffects(), ticket: ticket, postedEvents: !steps.isEmpty)
+        return Transition(
+            value: value, effects: machine.takeEffects(now: clock.now), ticket: ticket, postedEvents: !steps.isEmpty)
     }
 
     /// Waits until the transition is durable, then delivers its events and resumes its waiters; nothing is

@@ -103,9 +103,13 @@ extension PipelineStateMachine {
 
     /// Parks a wait until the pipeline is idle (`untilIdle`) or settled, or returns `true` when it is already, or when
     /// the wait was cancelled.
-    mutating func waitUntilQuiet(untilIdle: Bool, id: UInt64, _ continuation: CheckedContinuation<Void, Never>) -> Bool
-    {
-        guard lifecycle != .stopped, !(untilIdle ? isIdle : isSettled) else { return true }
+    mutating func waitUntilQuiet(
+        untilIdle: Bool,
+        now: Int64,
+        id: UInt64,
+        _ continuation: CheckedContinuation<Void, Never>
+    ) -> Bool {
+        guard lifecycle != .stopped, !(untilIdle ? isIdle(now: now) : isSettled(now: now)) else { return true }
         return untilIdle ? !idleWaiters.park(id, continuation) : !settledWaiters.park(id, continuation)
     }
 

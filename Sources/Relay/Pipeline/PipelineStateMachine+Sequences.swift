@@ -225,8 +225,12 @@ extension PipelineStateMachine {
     }
 
     /// Nothing more can start without outside input, though operations may still run.
-    var isSettled: Bool {
+    ///
+    /// A hold or a retry that has ended at `now` is such input only until the timer loop fires it, so the pipeline is
+    /// not settled while one is due.
+    func isSettled(now: Int64) -> Bool {
         let starting = lifecycle == .running && suspensionCount == 0
+        if starting, timers.hasWakeup(dueAt: now) { return false }
         return !lanes.contains { lane in
             guard lane.wakesInFlight == 0 else { return true }
             guard starting, lane.isRegistered, lane.suspensionCount == 0, !lane.isOffline else { return false }
@@ -235,5 +239,5 @@ extension PipelineStateMachine {
     }
 
     /// Nothing runs and nothing more can start without outside input.
-    var isIdle: Bool { runningTotal == 0 && isSettled }
+    func isIdle(now: Int64) -> Bool { runningTotal == 0 && isSettled(now: now) }
 }

@@ -152,11 +152,13 @@ struct PipelineStateMachine: Sendable {
     }
 
     /// Ends a transition: what it asks the shell to do, once the graph has let go of what it removed.
-    mutating func takeEffects() -> PipelineEffects {
+    ///
+    /// `now` is read only when a wait for the pipeline to be idle or settled may end.
+    mutating func takeEffects(now: @autoclosure () -> Int64) -> PipelineEffects {
         graph.releaseRemoved()
-        if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled {
+        if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled(now: now()) {
             effects.signals += settledWaiters.takeAll()
-            if isIdle { effects.signals += idleWaiters.takeAll() }
+            if runningTotal == 0 { effects.signals += idleWaiters.takeAll() }
         }
         guard !effects.isEmpty else { return PipelineEffects() }
         var taken = PipelineEffects()

@@ -54,7 +54,7 @@ struct MachineUnderTest {
     mutating func takeActions() -> Actions {
         let records = machine.records
         machine.records.removeAll()
-        return Actions(records: records, events: machine.hub.takeSteps(), effects: machine.takeEffects())
+        return Actions(records: records, events: machine.hub.takeSteps(), effects: machine.takeEffects(now: 0))
     }
 
     /// Takes every worker the lane asked for since the last call.

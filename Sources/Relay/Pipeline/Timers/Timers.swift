@@ -101,6 +101,11 @@ struct Timers: Sendable {
         return rearm(before: deadline)
     }
 
+    /// Whether a wake-up is due at `now`, stale or not: the timer loop has not fired it yet.
+    func hasWakeup(dueAt now: Int64) -> Bool {
+        wakeups.min.map { $0.deadline <= now } ?? false
+    }
+
     /// Takes the next wake-up due at `now`, with the token it was pushed under.
     mutating func takeDueWakeup(now: Int64) -> (slot: Int32, token: UInt32)? {
         guard let top = wakeups.min, top.deadline <= now else { return nil }
