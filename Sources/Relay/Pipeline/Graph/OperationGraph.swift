@@ -70,8 +70,10 @@ struct OperationGraph: Sendable {
         enqueuedAt: Int64
     ) {
         occupy(
-            slot, record: record, lane: lane, executor: executor, order: nextOrder + UInt64(offset),
-            snapshot: nextSnapshot, enqueuedAt: enqueuedAt)
+            slot,
+            with: .init(
+                record: record, lane: lane, executor: executor, order: nextOrder + UInt64(offset),
+                snapshot: nextSnapshot, enqueuedAt: enqueuedAt))
     }
 
     /// Numbers a commit of `count` new operations, added with ``add(_:record:lane:executor:offset:enqueuedAt:)``;
@@ -124,8 +126,10 @@ struct OperationGraph: Sendable {
         }
         let slot = directory.take(id, hash: hash, at: bucket)
         occupy(
-            slot, record: record, lane: lane, executor: executor, order: nextOrder, snapshot: snapshot,
-            enqueuedAt: enqueuedAt)
+            slot,
+            with: .init(
+                record: record, lane: lane, executor: executor, order: nextOrder, snapshot: snapshot,
+                enqueuedAt: enqueuedAt))
         nextOrder += 1
         lastSnapshot = max(lastSnapshot, snapshot)
         return slot
@@ -152,24 +156,11 @@ struct OperationGraph: Sendable {
     }
 
     /// Gives a new operation the slot the directory took for it, in place when the slot was used before.
-    private mutating func occupy(
-        _ slot: Int32,
-        record: OperationRecord,
-        lane: Int32,
-        executor: Int32,
-        order: UInt64,
-        snapshot: UInt64,
-        enqueuedAt: Int64
-    ) {
+    private mutating func occupy(_ slot: Int32, with placement: OperationSlot.Placement) {
         guard Int(slot) == slots.count else {
-            slots[Int(slot)].occupy(
-                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
-                enqueuedAt: enqueuedAt)
+            slots[Int(slot)].occupy(placement)
             return
         }
-        slots.append(
-            OperationSlot(
-                record: record, lane: lane, executor: executor, order: order, snapshot: snapshot,
-                enqueuedAt: enqueuedAt))
+        slots.append(OperationSlot(placement))
     }
 }

@@ -73,13 +73,23 @@ struct OperationSlot: Sendable {
     var finishedAt = never
     var worker: UInt64 = 0
 
-    init(record: OperationRecord, lane: Int32, executor: Int32, order: UInt64, snapshot: UInt64, enqueuedAt: Int64) {
-        occupant = record
-        self.lane = lane
-        self.executor = executor
-        self.order = order
-        self.snapshot = snapshot
-        self.enqueuedAt = enqueuedAt
+    /// What a new operation brings to its slot.
+    struct Placement {
+        var record: OperationRecord
+        var lane: Int32
+        var executor: Int32
+        var order: UInt64
+        var snapshot: UInt64
+        var enqueuedAt: Int64
+    }
+
+    init(_ placement: Placement) {
+        occupant = placement.record
+        lane = placement.lane
+        executor = placement.executor
+        order = placement.order
+        snapshot = placement.snapshot
+        enqueuedAt = placement.enqueuedAt
     }
 }
 
@@ -141,26 +151,19 @@ extension OperationSlot {
     ///
     /// Field by field, because building a new slot and assigning it copied all of it through a temporary on every
     /// enqueued operation. ``vacate()`` left the dependents empty and the ending unfinished.
-    mutating func occupy(
-        record: OperationRecord,
-        lane: Int32,
-        executor: Int32,
-        order: UInt64,
-        snapshot: UInt64,
-        enqueuedAt: Int64
-    ) {
-        occupant = record
+    mutating func occupy(_ placement: Placement) {
+        occupant = placement.record
         phase = .pending
         gated = false
         cancelRequested = false
         batchIndex = Self.unbatched
-        self.lane = lane
-        self.executor = executor
+        lane = placement.lane
+        executor = placement.executor
         unfinishedDependencies = 0
         attempts = 0
-        self.order = order
-        self.snapshot = snapshot
-        self.enqueuedAt = enqueuedAt
+        order = placement.order
+        snapshot = placement.snapshot
+        enqueuedAt = placement.enqueuedAt
         firstStartedAt = Self.never
         lastStartedAt = Self.never
         runNanoseconds = 0
