@@ -120,7 +120,7 @@ extension DataPoint {
     /// - Returns: Its handle.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
     public nonisolated func handle(for id: UUID) throws -> CallHandle {
-        guard let record = core.read({ $0.record(of: id) }) else {
+        guard let record = core.readWithDirectory({ $0.record(of: id, in: $1) }) else {
             throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
         }
         return CallHandle(record: record, core: core)

@@ -66,7 +66,7 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
 
     /// The operation's current state, or `nil` once the pipeline has forgotten it after its retention window.
     public var status: CallStatus? {
-        core.read { $0.status(of: id, now: core.clock.now) }
+        core.readWithDirectory { $0.status(of: id, in: $1, now: core.clock.now) }
     }
 
     /// The operation's events from now on; the stream ends after its terminal event.

@@ -22,7 +22,7 @@ public actor Pipeline {
     /// - Returns: Its status.
     public nonisolated func status(of id: UUID) -> CallStatus? {
         let now = core.clock.now
-        return core.read { $0.status(of: id, now: now) }
+        return core.readWithDirectory { $0.status(of: id, in: $1, now: now) }
     }
 
     /// An operation as enqueued, with its snapshot.
@@ -30,7 +30,7 @@ public actor Pipeline {
     /// - Parameter id: The operation's id.
     /// - Returns: The operation, or `nil` when unknown.
     public nonisolated func operation(_ id: UUID) -> CallOperation? {
-        core.read { $0.operation(id) }
+        core.readWithDirectory { $0.operation(id, in: $1) }
     }
 
     /// The operations still waiting for this one to finish.
@@ -38,7 +38,7 @@ public actor Pipeline {
     /// - Parameter id: The operation's id.
     /// - Returns: Their ids, or `nil` when the operation is unknown.
     public nonisolated func dependents(of id: UUID) -> [UUID]? {
-        core.read { $0.dependents(of: id) }
+        core.readWithDirectory { $0.dependents(of: id, in: $1) }
     }
 
     /// An operation's holds by context.
@@ -46,7 +46,7 @@ public actor Pipeline {
     /// - Parameter id: The operation's id.
     /// - Returns: When each context's hold ends, or `nil` when the operation is unknown.
     public nonisolated func holds(of id: UUID) -> [String?: Date]? {
-        core.read { $0.holds(of: id) }
+        core.readWithDirectory { $0.holds(of: id, in: $1) }
     }
 
     /// The snapshot number of the latest commit; the next commit gets this plus 1.

@@ -1,14 +1,18 @@
 import Foundation
 import Synchronization
 
-/// Runs the pipeline's state machine under its lock and performs what it asks for outside the lock.
+/// Runs the pipeline's state machine under its locks and performs what it asks for outside them.
 ///
 /// The actors (``DataPoint``, ``Pipeline``, ``CallSequence``) are the public faces; this is the hot path they share.
 /// Workers call it directly, so that starting and finishing an operation costs two short critical sections rather
 /// than actor hops.
 ///
-/// One lock, and two ways into it: a ``transition(_:)``, which may change the state, hands its records to storage and
-/// its events to the outbox; a ``read(_:)`` only looks.
+/// Two locks: one over the state machine, and one over the ``OperationDirectory`` of ids, so that a commit admits its
+/// operations while workers, which never look an id up, go on. The directory is taken first, and only by what needs
+/// it: a commit, a command or read that names an operation, and the transitions that vacate forgotten operations.
+/// Two ways into the state: a ``transition(_:)``, which may change it, hands its records to storage and its events to
+/// the outbox; a ``read(_:)`` only looks. Each has a form that holds the directory too
+/// (``transitionWithDirectory(_:)``, ``readWithDirectory(_:)``).
 final class PipelineCore: Sendable {
     /// What a commit hands back: the records for the handles, the snapshot the next commit likely gets, and whether
     /// more expired operations wait to be forgotten.
@@ -28,6 +32,7 @@ final class PipelineCore: Sendable {
     }
 
     let state: StateLock<PipelineStateMachine>
+    let directory = StateLock(OperationDirectory())
     /// Each transition's events, until the transition is durable.
     let events = EventOutbox()
     let storage: any Storage
@@ -59,6 +64,22 @@ final class PipelineCore: Sendable {
     ) throws(Failure) -> Transition<Value> {
         try state.withLock { (machine) throws(Failure) -> Transition<Value> in
             try complete(&machine, value: body(&machine))
+        }
+    }
+
+    /// A transition that holds the directory too; it ends by vacating the operations forgotten since the last such
+    /// transition, whose ids leave the directory once the state lock is let go.
+    func transitionWithDirectory<Value: Sendable, Failure: Error>(
+        _ body: (inout PipelineStateMachine, inout OperationDirectory) throws(Failure) -> Value
+    ) throws(Failure) -> Transition<Value> {
+        try directory.withLock { (directory) throws(Failure) -> Transition<Value> in
+            let done = try transition { (machine) throws(Failure) -> Value in
+                let value = try body(&machine, &directory)
+                machine.handOverRemoved(to: &directory)
+                return value
+            }
+            directory.releaseVacated()
+            return done
         }
     }
 
@@ -123,6 +144,21 @@ final class PipelineCore: Sendable {
 
     // MARK: - Commands
 
+    /// Runs a command that names operations, holding the directory too, and returns its value once it is
+    /// acknowledged.
+    @discardableResult
+    func commandWithDirectory<Value: Sendable>(
+        _ body: (inout PipelineStateMachine, inout OperationDirectory, _ now: Int64) throws(RelayError) ->
+            Value
+    ) async throws(RelayError) -> Value {
+        let now = clock.now
+        let done = try transitionWithDirectory { (machine, directory) throws(RelayError) in
+            try body(&machine, &directory, now)
+        }
+        try await acknowledge(done)
+        return done.value
+    }
+
     /// Runs a command's transition at the current clock time and returns its value once it is acknowledged.
     @discardableResult
     func command<Value: Sendable>(
@@ -136,19 +172,33 @@ final class PipelineCore: Sendable {
 
     /// Commits `operations` atomically and returns their records, for the handles, once the commit is durable.
     ///
-    /// Records are built, and the operations checked, before the lock is taken, for the snapshot the previous commit
-    /// suggests; the state machine builds them itself in the rare case that another commit came first. The same
-    /// transition forgets as many expired operations as the commit brought, so that a steady stream keeps the table at
-    /// its size; a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
+    /// Records are built, and the operations checked, before any lock is taken, for the snapshot the previous commit
+    /// suggests; the state machine builds them itself in the rare case that another commit came first. The directory
+    /// admits the operations before the state lock is taken, so workers go on meanwhile; holding the directory until
+    /// the state has applied the commit keeps the admission valid (see ``OperationDirectory``). The same transition
+    /// forgets as many expired operations as the commit brought, so that a steady stream keeps the table at its size;
+    /// a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
     func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
         let now = clock.now
-        let applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
-            let records = try machine.enqueue(operations, prebuilt: prebuilt, preparation: preparation, now: now)
-            let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
-            return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
+        let applied = try directory.withLock { (directory) throws(RelayError) -> Transition<AppliedCommit> in
+            let admission = directory.admit(operations, preparation: preparation)
+            let applied: Transition<AppliedCommit>
+            do throws(RelayError) {
+                applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+                    let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
+                    let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
+                    machine.handOverRemoved(to: &directory)
+                    return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
+                }
+            } catch {
+                directory.giveBack(admission.fresh)
+                throw error
+            }
+            directory.releaseVacated()
+            return applied
         }
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
@@ -164,20 +214,22 @@ final class PipelineCore: Sendable {
         let now = clock.now
         var more = true
         while more {
-            let forgotten = transition { $0.forgetExpired(now: now, limit: 256) }
+            let forgotten = transitionWithDirectory { machine, _ in machine.forgetExpired(now: now, limit: 256) }
             perform(forgotten)
             more = forgotten.value
         }
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
-        try await command { (machine, now) throws(RelayError) in try machine.cancel(id, now: now) }
+        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
+            try machine.cancel(id, in: directory, now: now)
+        }
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
         let deadline = until.map(clock.time(of:))
-        try await command { (machine, now) throws(RelayError) in
-            try machine.hold(id, until: deadline, context: context, now: now)
+        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
+            try machine.hold(id, until: deadline, context: context, in: directory, now: now)
         }
     }
 
@@ -238,7 +290,9 @@ final class PipelineCore: Sendable {
 
     func restore(_ stored: StoredState) async throws(RelayError) {
         let clock = self.clock
-        try await command { machine, now in machine.restore(stored, clock: clock, now: now) }
+        try await commandWithDirectory { machine, directory, now in
+            machine.restore(stored, clock: clock, directory: &directory, now: now)
+        }
     }
 
     // MARK: - Queries
@@ -247,12 +301,19 @@ final class PipelineCore: Sendable {
         state.withLock { body($0) }
     }
 
+    /// A read that looks operations up by id.
+    func readWithDirectory<Value: Sendable>(
+        _ body: (borrowing PipelineStateMachine, borrowing OperationDirectory) -> Value
+    ) -> Value {
+        directory.withLock { directory in state.withLock { body($0, directory) } }
+    }
+
     // MARK: - Events
 
     func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
         let subscription = EventSubscription(capacity: bufferSize)
-        let subscribed = try transition { (machine) throws(RelayError) in
-            try machine.subscribe(subscription, to: operationID)
+        let subscribed = try transitionWithDirectory { (machine, directory) throws(RelayError) in
+            try machine.subscribe(subscription, to: operationID, in: directory)
         }
         perform(subscribed)
         let id = subscribed.value
@@ -264,7 +325,9 @@ final class PipelineCore: Sendable {
     }
 
     func addSink(_ sink: any EventSink) {
-        let subscribed = try? transition { (machine) throws(RelayError) in try machine.subscribe(sink, to: nil) }
+        let subscribed = try? transitionWithDirectory { (machine, directory) throws(RelayError) in
+            try machine.subscribe(sink, to: nil, in: directory)
+        }
         if let subscribed { perform(subscribed) }
     }
 }

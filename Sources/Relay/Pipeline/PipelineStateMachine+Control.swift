@@ -53,8 +53,14 @@ extension PipelineStateMachine {
         return timers.notBefore(slot)
     }
 
-    mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
-        guard let slot = lookup(id) else {
+    mutating func hold(
+        _ id: UUID,
+        until: Int64?,
+        context: String?,
+        in directory: OperationDirectory,
+        now: Int64
+    ) throws(RelayError) {
+        guard let slot = lookup(id, in: directory) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
         }
         guard graph[slot].phase != .finished else {
@@ -81,8 +87,8 @@ extension PipelineStateMachine {
     /// Cancels a pending operation at once, or asks a running one to stop.
     ///
     /// Returns whether anything changed.
-    mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
-        guard let slot = lookup(id) else {
+    mutating func cancel(_ id: UUID, in directory: OperationDirectory, now: Int64) throws(RelayError) -> Bool {
+        guard let slot = lookup(id, in: directory) else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
         }
         switch graph[slot].phase {

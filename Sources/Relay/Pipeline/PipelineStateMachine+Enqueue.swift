@@ -1,34 +1,14 @@
 import Foundation
 
 extension PipelineStateMachine {
-    /// Applies one commit atomically: every operation is validated first, and a rejected commit changes nothing.
+    /// The state machine's half of a commit the directory admitted (``OperationDirectory/admit(_:preparation:)``).
     ///
-    /// Returns each operation's record, in call order, for its handle.
+    /// Checks what only the state knows, in commit order and before any error the directory found, then puts the new
+    /// operations in their slots and wires them into the graph. Returns each operation's record, in call order.
     ///
     /// `prebuilt` holds records made outside the lock for the snapshot the caller expected; they are used when that
-    /// snapshot is the one this commit gets, so the critical section allocates nothing per operation. `preparation`
-    /// holds what the caller worked out of the operations before taking the lock; without one, the commit works it
-    /// out itself.
-    @discardableResult
-    mutating func enqueue(
-        _ batch: [CallOperation],
-        prebuilt: [OperationRecord] = [],
-        preparation: CommitPreparation? = nil,
-        now: Int64
-    ) throws(RelayError) -> [OperationRecord] {
-        let admission = graph.admit(batch, preparation: preparation ?? CommitPreparation(batch, limits: limits))
-        do {
-            return try apply(admission, batch, prebuilt: prebuilt, now: now)
-        } catch {
-            graph.reject(admission)
-            throw error
-        }
-    }
-
-    /// The state machine's half of a commit: checks what only the state knows, in commit order and before any
-    /// error the directory found, then gives the new operations their slots and wires them into the graph.
-    ///
-    /// On error nothing has changed here; the caller gives the admitted slots back to the directory.
+    /// snapshot is the one this commit gets, so the critical section allocates nothing per operation. On error
+    /// nothing has changed here; the caller gives the admitted slots back to the directory.
     mutating func apply(
         _ admission: CommitAdmission,
         _ batch: [CallOperation],
@@ -172,10 +152,10 @@ extension PipelineStateMachine {
     ///
     /// Returns the cancellation it inherits when a dependency already ended `failed` or `cancelled` and it does not
     /// run anyway.
-    mutating func wireDependencies(of slot: Int32) -> CallResult? {
+    mutating func wireDependencies(of slot: Int32, in directory: OperationDirectory) -> CallResult? {
         var blocker: CallResult?
         for dependency in graph[slot].record.operation.dependencies {
-            guard let target = lookup(dependency) else { continue }
+            guard let target = lookup(dependency, in: directory) else { continue }
             wire(slot, to: target, id: dependency, blocker: &blocker)
         }
         return blocker

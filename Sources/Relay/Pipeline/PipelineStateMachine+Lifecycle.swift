@@ -119,7 +119,12 @@ extension PipelineStateMachine {
     ///
     /// Operations that were running when the process stopped are pending again with their attempt counted.
     /// A dependency the store no longer holds finished long ago and was forgotten, so it counts as satisfied.
-    mutating func restore(_ stored: StoredState, clock: ClockSource, now: Int64) {
+    mutating func restore(
+        _ stored: StoredState,
+        clock: ClockSource,
+        directory: inout OperationDirectory,
+        now: Int64
+    ) {
         recoveryReport = stored.recovery
         suspensionCount = max(0, stored.suspensionCount)
         for sequence in stored.sequences {
@@ -130,7 +135,7 @@ extension PipelineStateMachine {
         }
         var restored: [Int32] = []
         restored.reserveCapacity(stored.operations.count)
-        graph.reserve(restoring: stored.operations.count, lastSnapshot: stored.lastSnapshot)
+        graph.reserve(restoring: stored.operations.count, lastSnapshot: stored.lastSnapshot, in: &directory)
         let records = OperationRecord.records(for: stored.operations.lazy.map(\.operation), snapshot: nil)
         for (position, entry) in stored.operations.enumerated() {
             guard
@@ -139,7 +144,8 @@ extension PipelineStateMachine {
                     lane: placeholderLane(entry.operation.sequenceName),
                     executor: executorIndex[entry.operation.kind] ?? -1,
                     snapshot: entry.operation.snapshot ?? 0,
-                    enqueuedAt: clock.time(of: entry.enqueuedAt)
+                    enqueuedAt: clock.time(of: entry.enqueuedAt),
+                    in: &directory
                 )
             else { continue }
             let record = records[position]
@@ -171,7 +177,7 @@ extension PipelineStateMachine {
         if !finished.isEmpty { rearmTimers() }
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where graph[slot].phase == .pending {
-            if let blocker = wireDependencies(of: slot) { cancellations.append((slot, blocker)) }
+            if let blocker = wireDependencies(of: slot, in: directory) { cancellations.append((slot, blocker)) }
         }
         for (slot, result) in cancellations { finish(slot, result, now: now) }
         for slot in restored { reevaluate(slot, now: now) }

@@ -19,8 +19,8 @@ extension PipelineStateMachine {
         return metrics
     }
 
-    func status(of id: UUID, now: Int64) -> CallStatus? {
-        guard let slot = lookup(id) else { return nil }
+    func status(of id: UUID, in directory: OperationDirectory, now: Int64) -> CallStatus? {
+        guard let slot = lookup(id, in: directory) else { return nil }
         let entry = graph[slot]
         let state: CallStatus.State
         switch entry.phase {
@@ -73,18 +73,18 @@ extension PipelineStateMachine {
         )
     }
 
-    func holds(of id: UUID) -> [String?: Date]? {
-        guard let slot = lookup(id) else { return nil }
+    func holds(of id: UUID, in directory: OperationDirectory) -> [String?: Date]? {
+        guard let slot = lookup(id, in: directory) else { return nil }
         return timers.holds(of: slot).mapValues { date($0) }
     }
 
-    func dependents(of id: UUID) -> [UUID]? {
-        guard let slot = lookup(id) else { return nil }
+    func dependents(of id: UUID, in directory: OperationDirectory) -> [UUID]? {
+        guard let slot = lookup(id, in: directory) else { return nil }
         return graph[slot].dependents.map { graph[$0].record.operation.id }
     }
 
-    func operation(_ id: UUID) -> CallOperation? {
-        lookup(id).map { graph[$0].record.operation }
+    func operation(_ id: UUID, in directory: OperationDirectory) -> CallOperation? {
+        lookup(id, in: directory).map { graph[$0].record.operation }
     }
 
     /// The sequence actor of a registered lane.
@@ -93,8 +93,8 @@ extension PipelineStateMachine {
     }
 
     /// A known operation's record, which its handles share.
-    func record(of id: UUID) -> OperationRecord? {
-        lookup(id).map { graph[$0].record }
+    func record(of id: UUID, in directory: OperationDirectory) -> OperationRecord? {
+        lookup(id, in: directory).map { graph[$0].record }
     }
 
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {

@@ -106,6 +106,6 @@ extension PipelineStateMachine {
         }
         timers.forget(slot)
         if !reports.isEmpty { reports[slot] = nil }
-        effects.released.append(graph.remove(slot))
+        graph.remove(slot)
     }
 }

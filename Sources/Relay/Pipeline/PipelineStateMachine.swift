@@ -132,8 +132,8 @@ struct PipelineStateMachine: Sendable {
     }
 
     /// The slot of a known operation.
-    func lookup(_ id: UUID) -> Int32? {
-        graph.slot(of: id)
+    func lookup(_ id: UUID, in directory: OperationDirectory) -> Int32? {
+        graph.slot(of: id, in: directory)
     }
 
     /// A finished operation's result.
@@ -151,11 +151,16 @@ struct PipelineStateMachine: Sendable {
         origin.addingTimeInterval(Double(time) / 1e9)
     }
 
-    /// Ends a transition: what it asks the shell to do, once the graph has let go of what it removed.
+    /// Ends a transition that holds the directory: vacates the operations forgotten since the last one and hands
+    /// their slots to the directory (see ``OperationDirectory``).
+    mutating func handOverRemoved(to directory: inout OperationDirectory) {
+        graph.vacateRemoved(releasing: &effects.released, into: &directory)
+    }
+
+    /// Ends a transition: what it asks the shell to do.
     ///
     /// `now` is read only when a wait for the pipeline to be idle or settled may end.
     mutating func takeEffects(now: @autoclosure () -> Int64) -> PipelineEffects {
-        graph.releaseRemoved()
         if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled(now: now()) {
             effects.signals += settledWaiters.takeAll()
             if runningTotal == 0 { effects.signals += idleWaiters.takeAll() }
@@ -173,9 +178,13 @@ struct PipelineStateMachine: Sendable {
         hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now))
     }
 
-    mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
+    mutating func subscribe(
+        _ sink: any EventSink,
+        to operationID: UUID?,
+        in directory: OperationDirectory
+    ) throws(RelayError) -> UInt64 {
         if let operationID {
-            guard let slot = lookup(operationID) else {
+            guard let slot = lookup(operationID, in: directory) else {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
             if graph[slot].phase == .finished || lifecycle == .stopped {

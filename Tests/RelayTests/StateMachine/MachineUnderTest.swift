@@ -35,6 +35,8 @@ struct MachineUnderTest {
     }
 
     var machine: PipelineStateMachine
+    /// The directory of ids, which the core keeps under a lock of its own.
+    var directory = OperationDirectory()
     let lane: Int32
 
     init(retention: Int64 = 1_000_000_000, bunchSize: Int = 1) throws {
@@ -109,8 +111,59 @@ struct MachineUnderTest {
     }
 
     func state(of id: UUID, now: Int64 = 0) -> CallStatus.State? {
-        machine.status(of: id, now: now)?.state
+        status(of: id, now: now)?.state
     }
+
+    // MARK: - Events and queries that name operations, which hold the directory as the core's do
+
+    /// A commit as the core makes it: the directory admits the operations, the state machine applies them, and the
+    /// transition ends by vacating forgotten operations.
+    @discardableResult
+    mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [OperationRecord] {
+        let admission = directory.admit(batch, preparation: CommitPreparation(batch, limits: machine.limits))
+        do throws(RelayError) {
+            let records = try machine.apply(admission, batch, prebuilt: [], now: now)
+            vacateForgotten()
+            return records
+        } catch {
+            directory.giveBack(admission.fresh)
+            throw error
+        }
+    }
+
+    mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
+        defer { vacateForgotten() }
+        return try machine.cancel(id, in: directory, now: now)
+    }
+
+    mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
+        defer { vacateForgotten() }
+        try machine.hold(id, until: until, context: context, in: directory, now: now)
+    }
+
+    mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
+        defer { vacateForgotten() }
+        return try machine.subscribe(sink, to: operationID, in: directory)
+    }
+
+    /// The core's sweep of operations whose retention window has passed.
+    @discardableResult
+    mutating func forgetExpired(now: Int64, limit: Int = 256) -> Bool {
+        defer { vacateForgotten() }
+        return machine.forgetExpired(now: now, limit: limit)
+    }
+
+    /// What ends every transition that holds the directory: operations forgotten since leave their slots and the
+    /// directory.
+    mutating func vacateForgotten() {
+        machine.handOverRemoved(to: &directory)
+        directory.releaseVacated()
+    }
+
+    func lookup(_ id: UUID) -> Int32? { machine.lookup(id, in: directory) }
+    func status(of id: UUID, now: Int64) -> CallStatus? { machine.status(of: id, in: directory, now: now) }
+    func holds(of id: UUID) -> [String?: Date]? { machine.holds(of: id, in: directory) }
+    func dependents(of id: UUID) -> [UUID]? { machine.dependents(of: id, in: directory) }
 
     /// The lane's counts, as metrics show them.
     var counts: MetricsSnapshot.Counts {

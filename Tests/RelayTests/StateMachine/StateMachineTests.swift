@@ -11,7 +11,7 @@ struct StateMachineTests {
     func handsOutInOrder() throws {
         var test = try MachineUnderTest()
         let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
-        try test.machine.enqueue(operations, now: 0)
+        try test.enqueue(operations, now: 0)
         let (worker, first) = try test.spawnAndStart()
         #expect(test.takeSpawns().isEmpty)
         #expect(first.record.id == operations[0].id)
@@ -27,7 +27,7 @@ struct StateMachineTests {
         let a = CallOperation(kind: "noop")
         let b = CallOperation(kind: "noop")
         let c = CallOperation(kind: "noop", dependencies: [a.id, b.id])
-        try test.machine.enqueue([a, b, c], now: 0)
+        try test.enqueue([a, b, c], now: 0)
         #expect(
             [a, b, c].map { test.state(of: $0.id) } == [.pending(.ready), .pending(.ready), .pending(.dependencies(2))])
         let workers = test.takeSpawns()
@@ -50,7 +50,7 @@ struct StateMachineTests {
         bunchSize: Int
     ) throws -> (MachineUnderTest, PipelineStateMachine.NextJob) {
         var test = try MachineUnderTest(bunchSize: bunchSize)
-        try test.machine.enqueue(operations, now: 0)
+        try test.enqueue(operations, now: 0)
         let worker = try #require(test.takeSpawns().first)
         guard case .run(let job) = test.step(worker, claimWake: true) else {
             throw RelayError(.invalidArgument, "expected a job")
@@ -93,12 +93,12 @@ struct StateMachineTests {
     func noSubscriberNoEvents() throws {
         var test = try MachineUnderTest()
         let operation = CallOperation(kind: "noop")
-        try test.machine.enqueue([operation], now: 0)
+        try test.enqueue([operation], now: 0)
         let (worker, job) = try test.spawnAndStart()
         #expect(test.takeActions().events.isEmpty)
 
         // The first event a subscriber sees is numbered one: nothing before it was.
-        _ = try test.machine.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
         #expect(test.startNext(worker, ended: [.completed(job)], now: 1) == nil)
         let delivered = test.takeActions().delivered
         #expect(delivered.first?.sequenceNumber == 1)
@@ -108,27 +108,27 @@ struct StateMachineTests {
     @Test("S2: a rejected commit leaves the table, index and records as they were")
     func rejectedCommitRollsBack() throws {
         var test = try MachineUnderTest()
-        try test.machine.enqueue([CallOperation(kind: "noop")], now: 0)
+        try test.enqueue([CallOperation(kind: "noop")], now: 0)
         _ = test.takeActions()
         let a = UUID()
         #expect(throws: RelayError.self) {
-            try test.machine.enqueue(
+            try test.enqueue(
                 [CallOperation(id: a, kind: "noop"), CallOperation(kind: "noop", dependencies: [UUID()])],
                 now: 0
             )
         }
-        #expect(test.machine.lookup(a) == nil)
+        #expect(test.lookup(a) == nil)
         let actions = test.takeActions()
         #expect(actions.records.isEmpty)
         #expect(actions.effects.isEmpty)
         #expect(test.takeSpawns().count == 1)
         // The next commit takes the next snapshot number, and the slots the rejected commit took.
         let next = [CallOperation(kind: "noop"), CallOperation(kind: "noop")]
-        try test.machine.enqueue(next, now: 0)
+        try test.enqueue(next, now: 0)
         let records = test.takeActions().records
         #expect(records.first?.kind == .commit)
         #expect(records.first?.snapshot == 2)
-        #expect(Set(next.compactMap { test.machine.lookup($0.id) }) == [1, 2])
+        #expect(Set(next.compactMap { test.lookup($0.id) }) == [1, 2])
     }
 
     @Test("S5: a dependent cancelled before its dependency ends is forgotten after it; no other operation stands in")
@@ -136,24 +136,24 @@ struct StateMachineTests {
         var test = try MachineUnderTest()
         let first = CallOperation(kind: "noop")
         let dependent = CallOperation(kind: "noop", dependencies: [first.id])
-        try test.machine.enqueue([first, dependent], now: 0)
+        try test.enqueue([first, dependent], now: 0)
         let (worker, job) = try test.spawnAndStart()
-        #expect(try test.machine.cancel(dependent.id, now: 1))
+        #expect(try test.cancel(dependent.id, now: 1))
 
         // Its window has passed, but the running dependency still lists it: it stays, and its slot stays its own.
-        test.machine.forgetExpired(now: 10_000_000_000)
-        #expect(test.machine.lookup(dependent.id) != nil)
-        #expect(test.machine.dependents(of: first.id) == [dependent.id])
+        test.forgetExpired(now: 10_000_000_000)
+        #expect(test.lookup(dependent.id) != nil)
+        #expect(test.dependents(of: first.id) == [dependent.id])
         let later = CallOperation(kind: "noop")
-        try test.machine.enqueue([later], now: 10_000_000_000)
-        let laterSlot = try #require(test.machine.lookup(later.id))
-        #expect(test.machine.lookup(dependent.id) != laterSlot)
+        try test.enqueue([later], now: 10_000_000_000)
+        let laterSlot = try #require(test.lookup(later.id))
+        #expect(test.lookup(dependent.id) != laterSlot)
 
         // The dependency's end touches only the cancelled dependent, which is then forgotten like any other.
         #expect(test.startNext(worker, ended: [.completed(job)], now: 10_000_000_001) == later.id)
-        test.machine.forgetExpired(now: 20_000_000_000)
-        #expect(test.machine.lookup(dependent.id) == nil)
-        #expect(test.machine.lookup(first.id) == nil)
+        test.forgetExpired(now: 20_000_000_000)
+        #expect(test.lookup(dependent.id) == nil)
+        #expect(test.lookup(first.id) == nil)
         #expect(test.state(of: later.id, now: 20_000_000_000) == .running(attempt: 1))
     }
 
@@ -161,37 +161,56 @@ struct StateMachineTests {
     func dependencyForgottenBeforeCommit() throws {
         var test = try MachineUnderTest(retention: 0)
         let dependency = CallOperation(kind: "noop")
-        try test.machine.enqueue([dependency], now: 0)
+        try test.enqueue([dependency], now: 0)
         let (worker, job) = try test.spawnAndStart()
-        _ = test.step(worker, ended: [.completed(job)], now: 1)
+        #expect(test.step(worker, ended: [.completed(job)], now: 1).parks)
+        // The worker parks in a transition that holds the directory; the dependency's id leaves it.
+        test.vacateForgotten()
 
         let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
-        let error = #expect(throws: RelayError.self) { try test.machine.enqueue([dependent], now: 2) }
+        let error = #expect(throws: RelayError.self) { try test.enqueue([dependent], now: 2) }
         #expect(error?.code == .unknownDependency)
-        #expect(test.machine.lookup(dependent.id) == nil)
+        #expect(test.lookup(dependent.id) == nil)
+    }
+
+    @Test("S5/S16: until its id leaves the directory, a forgotten dependency still satisfies a new dependent")
+    func dependencyForgottenButKnown() throws {
+        var test = try MachineUnderTest(retention: 0)
+        let dependency = CallOperation(kind: "noop")
+        try test.enqueue([dependency], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        #expect(test.step(worker, ended: [.completed(job)], now: 1).parks)
+
+        // The commit admits the dependent against the directory, which still names the completed dependency; the
+        // commit's transition then lets the dependency go.
+        let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
+        try test.enqueue([dependent], now: 2)
+        #expect(test.state(of: dependent.id) == .pending(.ready))
+        #expect(test.lookup(dependency.id) == nil)
+        #expect(test.takeActions().effects.released.map(\.id) == [dependency.id])
     }
 
     @Test("S16: an operation that takes a forgotten operation's slot starts afresh, with nothing of the old one")
     func reusedSlotStartsAfresh() throws {
         var test = try MachineUnderTest()
         let old = CallOperation(kind: "noop")
-        try test.machine.enqueue([old], now: 0)
+        try test.enqueue([old], now: 0)
         let (worker, job) = try test.spawnAndStart()
         // The old operation ran once, waits for a retry and a hold, then is cancelled and forgotten.
         let retry = PipelineStateMachine.EndedAttempt(
             slot: job.slot, end: .outcome(.retry(after: .seconds(100), reason: "busy")))
         #expect(test.startNext(worker, ended: [retry], now: 7) == nil)
-        try test.machine.hold(old.id, until: 200_000_000_000, context: "later", now: 8)
-        #expect(try test.machine.cancel(old.id, now: 9))
-        let more1 = test.machine.forgetExpired(now: 2_000_000_000)
+        try test.hold(old.id, until: 200_000_000_000, context: "later", now: 8)
+        #expect(try test.cancel(old.id, now: 9))
+        let more1 = test.forgetExpired(now: 2_000_000_000)
         #expect(!more1)
-        #expect(test.machine.lookup(old.id) == nil)
+        #expect(test.lookup(old.id) == nil)
 
         let new = CallOperation(kind: "noop")
-        try test.machine.enqueue([new], now: 3_000_000_000)
-        #expect(test.machine.lookup(new.id) == job.slot)
-        #expect(test.machine.holds(of: new.id) == [:])
-        let status = try #require(test.machine.status(of: new.id, now: 3_000_000_000))
+        try test.enqueue([new], now: 3_000_000_000)
+        #expect(test.lookup(new.id) == job.slot)
+        #expect(test.holds(of: new.id) == [:])
+        let status = try #require(test.status(of: new.id, now: 3_000_000_000))
         #expect(status.state == .pending(.ready))
         #expect(status.attempts == 0)
         #expect(status.metrics.startedAt == nil)

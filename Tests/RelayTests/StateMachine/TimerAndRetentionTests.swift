@@ -10,22 +10,22 @@ struct TimerAndRetentionTests {
     func forgettingHandsRecordsOut() throws {
         var test = try MachineUnderTest()
         let finished = CallOperation(kind: "noop")
-        weak let record = try test.machine.enqueue([finished], now: 0).first
+        weak let record = try test.enqueue([finished], now: 0).first
         do {
             let (worker, job) = try test.spawnAndStart()
             _ = test.step(worker, ended: [.completed(job)], now: 5)
         }
         test.takeActions().effects.perform()
-        #expect(test.machine.lookup(finished.id) != nil)
+        #expect(test.lookup(finished.id) != nil)
 
         // The retention window is one second: a sweep before it keeps the finished operation, and after it,
         // forgets it.
-        let more1 = test.machine.forgetExpired(now: 500_000_000)
+        let more1 = test.forgetExpired(now: 500_000_000)
         #expect(!more1)
-        #expect(test.machine.lookup(finished.id) != nil)
-        let more2 = test.machine.forgetExpired(now: 2_000_000_000)
+        #expect(test.lookup(finished.id) != nil)
+        let more2 = test.forgetExpired(now: 2_000_000_000)
         #expect(!more2)
-        #expect(test.machine.lookup(finished.id) == nil)
+        #expect(test.lookup(finished.id) == nil)
         var actions = test.takeActions()
         #expect(actions.effects.released.map(\.id) == [finished.id])
         #expect(record != nil)
@@ -33,12 +33,12 @@ struct TimerAndRetentionTests {
         #expect(record == nil)
     }
 
-    @Test("S16: with a window of zero, a worker forgets what it finishes, its id and its record, in that transition")
+    @Test("S16: with a window of zero, a worker forgets what it finishes; its id and record go at its next park")
     func zeroWindowForgetsAtFinish() throws {
         var test = try MachineUnderTest(retention: 0)
         let first = CallOperation(kind: "noop")
         let dependent = CallOperation(kind: "noop", dependencies: [first.id])
-        weak let record = try test.machine.enqueue([first, dependent], now: 0).first
+        weak let record = try test.enqueue([first, dependent], now: 0).first
         let worker: UInt64
         let ended: PipelineStateMachine.EndedAttempt
         do {
@@ -47,20 +47,24 @@ struct TimerAndRetentionTests {
             (worker, ended) = (started.worker, .completed(started.job))
         }
         // Cancelled while its dependency runs, the dependent stays: the dependency still lists it.
-        #expect(try test.machine.cancel(dependent.id, now: 1))
-        #expect(test.machine.lookup(dependent.id) != nil)
+        #expect(try test.cancel(dependent.id, now: 1))
+        #expect(test.lookup(dependent.id) != nil)
         _ = test.takeActions()
 
-        // The dependency's end forgets both, ids and slots, and hands their records out with the effects.
-        _ = test.step(worker, ended: [ended], now: 2)
-        #expect(test.machine.lookup(first.id) == nil)
-        #expect(test.machine.lookup(dependent.id) == nil)
+        // The dependency's end forgets both. Workers never hold the directory, so both stay known, finished, until
+        // the worker parks, in a transition that holds it.
+        #expect(test.step(worker, ended: [ended], now: 2).parks)
+        #expect(test.state(of: first.id) == .finished(.completed(Data())))
         do {
             let actions = test.takeActions()
-            #expect(Set(actions.effects.released.map(\.id)) == [first.id, dependent.id])
+            #expect(actions.effects.released.isEmpty)
             actions.effects.perform()
             #expect(record?.settled != nil)
         }
+        test.vacateForgotten()
+        #expect(test.lookup(first.id) == nil)
+        #expect(test.lookup(dependent.id) == nil)
+        #expect(Set(test.takeActions().effects.released.map(\.id)) == [first.id, dependent.id])
         #expect(record == nil)
     }
 
@@ -68,7 +72,7 @@ struct TimerAndRetentionTests {
     func retentionArmsTheTimer() throws {
         var test = try MachineUnderTest()
         let operations = (0..<2).map { _ in CallOperation(kind: "noop") }
-        try test.machine.enqueue(operations, now: 0)
+        try test.enqueue(operations, now: 0)
         guard case .wait(let generation) = test.machine.timerPlan() else {
             Issue.record("expected the timer loop to wait")
             return
@@ -76,10 +80,10 @@ struct TimerAndRetentionTests {
 
         // The retention window is one second. The first operation to finish makes the loop's plan stale; the second,
         // whose window ends later, does not.
-        _ = try test.machine.cancel(operations[0].id, now: 0)
+        _ = try test.cancel(operations[0].id, now: 0)
         let armed = Timers.Plan.sleep(until: 1_000_000_000, generation: generation + 1)
         #expect(test.machine.timerPlan() == armed)
-        _ = try test.machine.cancel(operations[1].id, now: 500_000_000)
+        _ = try test.cancel(operations[1].id, now: 500_000_000)
         #expect(test.machine.timerPlan() == armed)
         // A wake before the sweep is due, such as that rearm, forgets nothing.
         let due3 = test.machine.fireTimers(now: 500_000_000)
@@ -89,13 +93,13 @@ struct TimerAndRetentionTests {
 
         // A sweep at the first window's end forgets only the first; the next comes a gap later, not at the second
         // window's end, half a second on.
-        let more5 = test.machine.forgetExpired(now: 1_000_000_000)
+        let more5 = test.forgetExpired(now: 1_000_000_000)
         #expect(!more5)
-        #expect(operations.map { test.machine.lookup($0.id) == nil } == [true, false])
+        #expect(operations.map { test.lookup($0.id) == nil } == [true, false])
         #expect(test.machine.timerPlan() == .sleep(until: 2_000_000_000, generation: generation + 1))
-        let more6 = test.machine.forgetExpired(now: 2_000_000_000)
+        let more6 = test.forgetExpired(now: 2_000_000_000)
         #expect(!more6)
-        #expect(test.machine.lookup(operations[1].id) == nil)
+        #expect(test.lookup(operations[1].id) == nil)
         #expect(test.machine.timerPlan() == .wait(generation: generation + 1))
     }
 
@@ -103,18 +107,18 @@ struct TimerAndRetentionTests {
     func forgettingInSteps() throws {
         var test = try MachineUnderTest()
         let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
-        try test.machine.enqueue(operations, now: 0)
+        try test.enqueue(operations, now: 0)
         for (offset, operation) in operations.enumerated() {
-            #expect(try test.machine.cancel(operation.id, now: Int64(offset)))
+            #expect(try test.cancel(operation.id, now: Int64(offset)))
         }
         _ = test.takeActions()
 
-        let more7 = test.machine.forgetExpired(now: 2_000_000_000, limit: 2)
+        let more7 = test.forgetExpired(now: 2_000_000_000, limit: 2)
         #expect(more7)
-        #expect(operations.map { test.machine.lookup($0.id) == nil } == [true, true, false])
-        let more8 = test.machine.forgetExpired(now: 2_000_000_000, limit: 2)
+        #expect(operations.map { test.lookup($0.id) == nil } == [true, true, false])
+        let more8 = test.forgetExpired(now: 2_000_000_000, limit: 2)
         #expect(!more8)
-        #expect(test.machine.lookup(operations[2].id) == nil)
+        #expect(test.lookup(operations[2].id) == nil)
         #expect(test.takeActions().effects.released.map(\.id) == operations.map(\.id))
     }
 
@@ -122,7 +126,7 @@ struct TimerAndRetentionTests {
     func retryPlansAWake() throws {
         var test = try MachineUnderTest()
         let operation = CallOperation(kind: "noop", retryPolicy: RetryPolicy(maximumAttempts: 3))
-        try test.machine.enqueue([operation], now: 0)
+        try test.enqueue([operation], now: 0)
         let (worker, job) = try test.spawnAndStart()
         let retry = PipelineStateMachine.EndedAttempt(
             slot: job.slot, end: .outcome(.retry(after: .seconds(5), reason: "busy")))

@@ -21,7 +21,7 @@ struct WorkerBatchTests {
         init(count: Int, bunchSize: Int) throws {
             test = try MachineUnderTest(bunchSize: bunchSize)
             operations = (0..<count).map { _ in CallOperation(kind: "noop") }
-            try test.machine.enqueue(operations, now: 0)
+            try test.enqueue(operations, now: 0)
             let spawned = test.takeSpawns()
             worker = try #require(spawned.first)
             others = Array(spawned.dropFirst())
@@ -61,7 +61,7 @@ struct WorkerBatchTests {
     @Test("S11: cancelling a claimed operation that has not begun ends it, and leaves the running one alone")
     func cancellingAClaimedOperation() throws {
         var batch = try Batch(count: 3, bunchSize: 4)
-        #expect(try batch.test.machine.cancel(batch.operations[2].id, now: 1))
+        #expect(try batch.test.cancel(batch.operations[2].id, now: 1))
         // The worker runs the first; the cancel stops the batch, without cancelling the worker's task.
         #expect(batch.test.takeActions().effects.signals.isEmpty)
         #expect(!batch.shared.mayRun(1))
@@ -80,7 +80,7 @@ struct WorkerBatchTests {
     func cancellingTheRunningClaimedOperation() throws {
         var batch = try Batch(count: 3, bunchSize: 4)
         #expect(batch.shared.mayRun(1))
-        #expect(try batch.test.machine.cancel(batch.operations[1].id, now: 1))
+        #expect(try batch.test.cancel(batch.operations[1].id, now: 1))
         // Nor does the worker start the third, and its next step, whatever it reports, is to exit.
         #expect(!batch.shared.mayRun(2))
         guard case .exit = batch.report(ran: 2) else {
@@ -130,7 +130,7 @@ struct WorkerBatchTests {
     func goingOfflineInterruptsBatches() throws {
         var batch = try Batch(count: 3, bunchSize: 8)
         let other = CallOperation(kind: "noop")
-        try batch.test.machine.enqueue([other], now: 1)
+        try batch.test.enqueue([other], now: 1)
         let worker = try #require(batch.others.first)
         guard case .run(let job) = batch.test.step(worker, claimWake: true, now: 1) else {
             Issue.record("expected the other worker to get the new operation")

@@ -1,6 +1,12 @@
 import Foundation
 
 /// Which slot holds each known operation, and which slot numbers are free.
+///
+/// The directory has its own lock, beside the state machine's, so that a commit looks its ids up and takes their
+/// slots while workers go on (see ``PipelineCore``). Its rule: a slot whose id is in the directory stays occupied, and
+/// both change only while the directory is held. The graph queues the slots of forgotten operations; a transition
+/// that holds the directory vacates them and hands them over (``takeVacated(_:)``), and their ids leave the index
+/// once the state lock is let go (``releaseVacated()``).
 struct OperationDirectory: Sendable {
     private struct Entry: Sendable {
         let id: UUID
@@ -12,6 +18,9 @@ struct OperationDirectory: Sendable {
     /// reading the state machine's slots.
     private var entries = ChunkedTable<Entry>()
     private var freeSlots: [Int32] = []
+    /// Slots the graph vacated whose ids are still indexed; a buffer that keeps its capacity from one hand-over to the
+    /// next.
+    private var vacated: [Int32] = []
 
     /// Known operations.
     var count: Int { index.count }
@@ -69,8 +78,26 @@ struct OperationDirectory: Sendable {
         }
     }
 
+    /// Takes the slots the graph just vacated, leaving `slots` empty; their ids stay indexed until
+    /// ``releaseVacated()``.
+    mutating func takeVacated(_ slots: inout [Int32]) {
+        if vacated.isEmpty {
+            swap(&vacated, &slots)
+        } else {
+            vacated += slots
+            slots.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Forgets the ids of the slots taken by ``takeVacated(_:)`` and frees the slots.
+    mutating func releaseVacated() {
+        guard !vacated.isEmpty else { return }
+        release(vacated)
+        vacated.removeAll(keepingCapacity: true)
+    }
+
     /// Forgets the operations in `slots`, which the state machine vacated, and frees their slots.
-    mutating func release(_ slots: [Int32]) {
+    private mutating func release(_ slots: [Int32]) {
         guard !slots.isEmpty else { return }
         if slots.count > 1 {
             // Each removal misses the cache on its index bucket; reading them all first lets the misses overlap.

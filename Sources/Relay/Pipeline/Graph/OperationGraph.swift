@@ -1,7 +1,9 @@
 import Foundation
 
-/// The operations the pipeline knows: a slot for each, the directory of their ids, and the edges from each operation
-/// to the dependents that wait for it.
+/// The operations the pipeline knows: a slot for each, and the edges from each operation to the dependents that wait
+/// for it.
+///
+/// Their ids are in the ``OperationDirectory``, which has a lock of its own; a method that needs it takes it.
 ///
 /// The graph alone adds and removes operations and edges, and numbers commits. The state machine drives each
 /// operation's life (its phase, attempts and times) through the subscript. Readiness is pushed: an operation that
@@ -9,8 +11,8 @@ import Foundation
 /// dependencies down; no operation is ever found by scanning.
 struct OperationGraph: Sendable {
     private var slots = ChunkedTable<OperationSlot>()
-    private var directory = OperationDirectory()
-    /// Slots vacated since ``releaseRemoved()``, whose ids are still in the directory.
+    /// Forgotten operations, still in their slots and in the directory until a transition that holds the directory
+    /// vacates them (``vacateRemoved(releasing:into:)``).
     private var removed: [Int32] = []
     /// The snapshot number of the last commit.
     private(set) var lastSnapshot: UInt64 = 0
@@ -24,13 +26,10 @@ struct OperationGraph: Sendable {
     }
 
     /// The slot of a known operation.
-    func slot(of id: UUID) -> Int32? {
+    func slot(of id: UUID, in directory: OperationDirectory) -> Int32? {
         guard let slot = directory.slot(of: id), slots[Int(slot)].phase != .free else { return nil }
         return slot
     }
-
-    /// How many operations the graph holds.
-    var count: Int { directory.count - removed.count }
 
     /// The slots of operations that have not finished, in slot order.
     var unfinished: [Int32] {
@@ -45,21 +44,10 @@ struct OperationGraph: Sendable {
 
     // MARK: - Commits
 
-    /// Checks a commit against the directory and takes slots for its new operations (see ``CommitAdmission``).
-    mutating func admit(_ batch: [CallOperation], preparation: CommitPreparation) -> CommitAdmission {
-        releaseRemoved()
-        return directory.admit(batch, preparation: preparation)
-    }
-
-    /// Gives back the slots of a commit that was rejected after its admission; the graph ends as it was before.
-    mutating func reject(_ admission: CommitAdmission) {
-        directory.giveBack(admission.fresh)
-    }
-
     /// The snapshot number of the next commit.
     var nextSnapshot: UInt64 { lastSnapshot + 1 }
 
-    /// Puts a new operation of the next commit in the slot its admission took; `offset` is its place among the
+    /// Puts a new operation of the next commit in the slot the directory admitted it to (``CommitAdmission``); `offset` is its place among the
     /// commit's new operations, which fixes its start order.
     mutating func add(
         _ slot: Int32,
@@ -106,7 +94,7 @@ struct OperationGraph: Sendable {
 
     /// Makes room for `count` operations restored from storage, exactly: growth's headroom would cost a million
     /// pending operations 16 bytes each.
-    mutating func reserve(restoring count: Int, lastSnapshot: UInt64) {
+    mutating func reserve(restoring count: Int, lastSnapshot: UInt64, in directory: inout OperationDirectory) {
         directory.reserve(count, headroom: false)
         self.lastSnapshot = max(self.lastSnapshot, lastSnapshot)
     }
@@ -117,7 +105,8 @@ struct OperationGraph: Sendable {
         lane: Int32,
         executor: Int32,
         snapshot: UInt64,
-        enqueuedAt: Int64
+        enqueuedAt: Int64,
+        in directory: inout OperationDirectory
     ) -> Int32? {
         let id = record.id
         // One probe per operation: a million random ids are a million cache misses, so never probe twice.
@@ -137,22 +126,21 @@ struct OperationGraph: Sendable {
 
     // MARK: - Removing
 
-    /// Removes a finished operation that no dependency lists any more, and hands back its record for the caller to
-    /// release outside the lock.
+    /// Removes a finished operation that no dependency lists any more.
     ///
-    /// Its id leaves the directory with the others removed in the same transition, at ``releaseRemoved()``: each
-    /// removal misses the cache on its index bucket, and the misses of a batch overlap when they are issued together.
-    mutating func remove(_ slot: Int32) -> OperationRecord {
+    /// It stays in its slot, known by its id, until the next transition that holds the directory vacates it: the
+    /// directory's rule (see ``OperationDirectory``) lets a commit admit operations outside the state lock.
+    mutating func remove(_ slot: Int32) {
         removed.append(slot)
-        return slots[Int(slot)].vacate()
     }
 
-    /// Takes the ids of the operations removed since the last call out of the directory, and frees their slots;
-    /// the state machine calls it as each transition ends, and a commit before it admits anything.
-    mutating func releaseRemoved() {
+    /// Vacates the slots of the operations removed since the last call, appends their records to `released` for the
+    /// caller to let go outside the lock, and hands the slots to the directory, which frees them and their ids.
+    mutating func vacateRemoved(releasing released: inout [OperationRecord], into directory: inout OperationDirectory) {
         guard !removed.isEmpty else { return }
-        directory.release(removed)
-        removed.removeAll(keepingCapacity: true)
+        released.reserveCapacity(released.count + removed.count)
+        for slot in removed { released.append(slots[Int(slot)].vacate()) }
+        directory.takeVacated(&removed)
     }
 
     /// Gives a new operation the slot the directory took for it, in place when the slot was used before.
