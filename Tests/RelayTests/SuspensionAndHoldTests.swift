@@ -1,6 +1,7 @@
 import Foundation
 import Relay
 import RelayTesting
+import Synchronization
 import Testing
 
 @Suite("S9 suspension and S10 holds", .timeLimit(.minutes(1)))
@@ -147,6 +148,41 @@ struct SuspensionAndHoldTests {
             clock.advance(by: .seconds(1))
             _ = try await first.value
             #expect(recorder.startOrder() == [second.id, first.id])
+        }
+    }
+
+    @Test("S13: while suspensions interrupt batches, started events match the attempts executors ran")
+    func startsMatchRuns() async throws {
+        try await withManualPoint { point, _ in
+            try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 2))
+            let runs = Mutex<[UUID: Int]>([:])
+            point.register(
+                ClosureExecutor { operation, _ in
+                    let distinct = runs.withLock { runs in
+                        runs[operation.id, default: 0] += 1
+                        return runs.count
+                    }
+                    // Now and then an executor suspends everything midway, which stops the batches of the others.
+                    if distinct % 1000 == 0 {
+                        _ = try await point.suspend()
+                        _ = try await point.resume()
+                    }
+                    return .completed(Data())
+                }, for: "counted")
+            let count = 20_000
+            let stream = point.events(bufferSize: 1 << 17)
+            let handles = try await point.enqueue((0..<count).map { _ in CallOperation(kind: "counted") })
+            for handle in handles { _ = try await handle.value }
+            var started: [UUID: Int] = [:]
+            var completed = 0
+            for await event in stream {
+                if event.kind.isStarted, let id = event.operationID { started[id, default: 0] += 1 }
+                if case .completed = event.kind { completed += 1 }
+                if completed == count { break }
+            }
+            let ran = runs.withLock { $0 }
+            #expect(ran.count == count)
+            #expect(started == ran)
         }
     }
 }

@@ -10,7 +10,12 @@ public struct CallEvent: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {
         /// The operation was enqueued in the given commit.
         case enqueued(snapshot: UInt64)
-        /// An attempt started.
+        /// An attempt started: its executor ran it.
+        ///
+        /// Dated when the attempt was handed to a worker. An operation that a worker claimed behind another, in a
+        /// batch of fast operations, is reported once the worker has run it, just before the event that ends the
+        /// attempt; one that the worker gave back unrun (because the sequence was suspended meanwhile, say) is not
+        /// reported, so counting these events counts the executor's calls.
         case started(attempt: Int)
         /// An attempt ended and its executor reported what it observed: for HTTP, the response or the error.
         ///

@@ -9,6 +9,7 @@ extension PipelineStateMachine {
         let l = Int(graph[slot].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
+        if hub.isActive { publishBatchedStart(slot, lane: l, end: end) }
         if case .returned = end {
             giveBack(slot, now: now)
         } else {
@@ -36,6 +37,16 @@ extension PipelineStateMachine {
             }
         }
         if lifecycle != .running && runningTotal == 0 { rearmTimers() }
+    }
+
+    /// Publishes the start of an operation claimed behind another in a batch, now that its worker reports it ran,
+    /// dated when it was claimed; see ``start(_:lane:worker:now:batchIndex:)``.
+    private mutating func publishBatchedStart(_ slot: Int32, lane l: Int, end: AttemptEnd) {
+        guard graph[slot].batchIndex != OperationSlot.unbatched, graph[slot].batchIndex > 0 else { return }
+        if case .returned = end { return }
+        publish(
+            .started(attempt: Int(graph[slot].attempts)), operation: graph[slot].record.operation.id,
+            sequence: lanes[l].name, now: graph[slot].lastStartedAt)
     }
 
     /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it

@@ -112,6 +112,11 @@ extension PipelineStateMachine {
         return .park
     }
 
+    /// Starts an attempt and hands it to `worker`.
+    ///
+    /// The store records every start, so that a crash counts the attempt. Subscribers hear of an operation claimed
+    /// behind another in a batch (`batchIndex` from 1) only once its worker reports that it ran: one it gives back
+    /// never started, as far as they can tell (see ``finishAttempt(_:worker:end:now:)``).
     mutating func start(
         _ slot: Int32,
         lane l: Int,
@@ -125,7 +130,9 @@ extension PipelineStateMachine {
         if recording || hub.isActive {
             let id = graph[slot].record.operation.id
             if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
-            publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
+            if batchIndex == OperationSlot.unbatched {
+                publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
+            }
         }
         return Job(
             slot: slot,

@@ -166,3 +166,49 @@ struct WorkerBatchTests {
         }
     }
 }
+
+/// What subscribers hear of batches.
+@Suite("Pipeline state machine: events of worker batches")
+struct WorkerBatchEventTests {
+    /// The started events among `events`: each operation's id and attempt, in order.
+    private func starts(in events: [CallEvent]) -> [(id: UUID, attempt: Int, date: Date)] {
+        events.compactMap { event in
+            guard case .started(let attempt) = event.kind, let id = event.operationID else { return nil }
+            return (id, attempt, event.date)
+        }
+    }
+
+    @Test("S13: a started event means the executor ran the attempt; one given back from a batch has none")
+    func startedOnlyWhenRun() throws {
+        var test = try MachineUnderTest(bunchSize: 3)
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        let operations = (0..<3).map { _ in CallOperation(kind: "noop") }
+        try test.enqueue(operations, now: 0)
+        let worker = try #require(test.takeSpawns().first)
+        let shared = try #require(test.machine.batch(of: worker))
+        var jobs: [PipelineStateMachine.Job] = []
+        guard case .run(let first) = test.step(worker, claimWake: true, limit: 16, batch: shared, claimed: &jobs)
+        else {
+            Issue.record("expected a job")
+            return
+        }
+        #expect(jobs.map(\.record.id) == [operations[1].id, operations[2].id])
+        // Only the operation that runs at once is reported started at the claim.
+        #expect(starts(in: test.takeActions().delivered).map(\.id) == [operations[0].id])
+
+        // The worker ran the first two and gave the third back; the step claims the third again, alone.
+        let ends: [PipelineStateMachine.EndedAttempt] = [
+            .completed(first), .completed(jobs[0]), .init(slot: jobs[1].slot, end: .returned),
+        ]
+        #expect(test.step(worker, ended: ends, now: 5).slot == jobs[1].slot)
+        let delivered = test.takeActions().delivered
+        let started = starts(in: delivered)
+        #expect(started.map(\.id) == [operations[1].id, operations[2].id])
+        #expect(started.map(\.attempt) == [1, 1])
+        // The batched start is dated at its claim, and comes before the end it precedes.
+        #expect(started.first?.date == Date(timeIntervalSince1970: 0))
+        let second = delivered.filter { $0.operationID == operations[1].id }.map(\.kind)
+        #expect(second.first == .started(attempt: 1))
+        #expect(second.count == 2)
+    }
+}
