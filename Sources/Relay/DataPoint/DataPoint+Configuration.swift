@@ -4,8 +4,8 @@ extension DataPoint {
         /// How long terminal outcomes are kept so that handles can still read them; an hour by default.
         ///
         /// Once an operation's window has passed, the next commit forgets it; when no commit comes, the DataPoint's
-        /// timer does, within about a second. With a window of zero, an operation is forgotten as it ends, and its id
-        /// lets go at the next commit or when its sequence's workers run out of work. An
+        /// timer does, within about a second. With a window of zero, an operation is forgotten as it ends, though
+        /// ``DataPoint/handle(for:)`` may still find it until the next commit, or for about a second when none comes. An
         /// operation cancelled while one of its dependencies still runs is kept until that dependency ends too. A live
         /// ``CallHandle`` keeps its outcome either way.
         public var retention: Duration

@@ -315,15 +315,11 @@ extension PipelineCore {
         }
     }
 
-    /// Parks the worker until its lane has work; the transition holds the directory, so the ids of the operations
-    /// forgotten as they finished leave it now rather than at the next commit.
     private func park(_ worker: UInt64, lane: Int32) async -> WorkerWake {
         await Waiters<WorkerWake>.wait(
             cancelled: .recheck,
             park: { id, continuation in
-                let parked = transitionWithDirectory { machine, _ in
-                    machine.park(lane: lane, worker: worker, id: id, continuation)
-                }
+                let parked = transition { $0.park(lane: lane, worker: worker, id: id, continuation) }
                 perform(parked)
                 return parked.value
             },

@@ -227,8 +227,9 @@ extension PipelineStateMachine {
     /// Nothing more can start without outside input, though operations may still run.
     ///
     /// A hold or a retry that has ended at `now` is such input only until the timer loop fires it, so the pipeline is
-    /// not settled while one is due.
+    /// not settled while one is due, nor while a sweep of finished operations is.
     func isSettled(now: Int64) -> Bool {
+        if lifecycle == .running, let sweep = nextSweep, sweep <= now { return false }
         let starting = lifecycle == .running && suspensionCount == 0
         if starting, timers.hasWakeup(dueAt: now) { return false }
         return !lanes.contains { lane in

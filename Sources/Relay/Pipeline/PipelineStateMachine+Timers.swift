@@ -29,8 +29,16 @@ extension PipelineStateMachine {
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
-        if let sweep = retention.nextSweep { deadline = min(deadline ?? sweep, sweep) }
+        if let sweep = nextSweep { deadline = min(deadline ?? sweep, sweep) }
         return timers.plan(until: deadline)
+    }
+
+    /// When the timer loop next sweeps: forgets finished operations whose window has passed, and vacates the slots of
+    /// forgotten ones, which a worker that forgets them cannot (it never holds the directory) and which a commit would
+    /// otherwise vacate.
+    var nextSweep: Int64? {
+        guard graph.hasRemoved else { return retention.nextSweep }
+        return min(retention.nextSweep ?? .max, retention.nextVacate)
     }
 
     /// Parks the timer loop's wait for a new plan, or returns `true` when the plan is stale already.
@@ -53,7 +61,7 @@ extension PipelineStateMachine {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker) }
         }
-        return retention.nextSweep.map { $0 <= now } ?? false
+        return nextSweep.map { $0 <= now } ?? false
     }
 
     /// Arms the deadline of the attempt the worker runs on `slot`, and returns the one it nests in, if any.
@@ -106,6 +114,8 @@ extension PipelineStateMachine {
         }
         timers.forget(slot)
         if !reports.isEmpty { reports[slot] = nil }
+        // The first operation to wait for its slot to be vacated may bring the timer loop's sweep forward.
+        if !graph.hasRemoved { effects.signals += timers.rearm(before: retention.nextVacate) }
         graph.remove(slot)
     }
 }

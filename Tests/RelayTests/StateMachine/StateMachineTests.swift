@@ -164,8 +164,8 @@ struct StateMachineTests {
         try test.enqueue([dependency], now: 0)
         let (worker, job) = try test.spawnAndStart()
         #expect(test.step(worker, ended: [.completed(job)], now: 1).parks)
-        // The worker parks in a transition that holds the directory; the dependency's id leaves it.
-        test.vacateForgotten()
+        // The timer loop's sweep, a transition that holds the directory, vacates the dependency.
+        test.forgetExpired(now: Retention.sweepGap)
 
         let dependent = CallOperation(kind: "noop", dependencies: [dependency.id])
         let error = #expect(throws: RelayError.self) { try test.enqueue([dependent], now: 2) }
@@ -228,11 +228,13 @@ struct StateMachineTests {
     @Test("S16: with no retention, every finished operation leaves the directory with no commit after it")
     func zeroRetentionEmptiesTheDirectory() async throws {
         let configuration = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
-        try await withManualPoint(configuration: configuration) { point, _ in
+        try await withManualPoint(configuration: configuration) { point, clock in
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
             let operations = (0..<500).map { _ in CallOperation(kind: .noop) }
             let handles = try await point.enqueue(operations)
             for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
+            // The timer loop's sweep vacates them, a gap after the last; idle() waits for a sweep that is due.
+            clock.advance(by: .seconds(1))
             await point.idle()
             #expect(operations.allSatisfy { point.status(of: $0.id) == nil })
             #expect(point.metrics().total.completed == 500)

@@ -126,6 +126,9 @@ struct OperationGraph: Sendable {
 
     // MARK: - Removing
 
+    /// Whether removed operations wait to be vacated.
+    var hasRemoved: Bool { !removed.isEmpty }
+
     /// Removes a finished operation that no dependency lists any more.
     ///
     /// It stays in its slot, known by its id, until the next transition that holds the directory vacates it: the

@@ -29,6 +29,10 @@ struct Retention: Sendable {
         return max(due, lastSweep &+ Self.sweepGap)
     }
 
+    /// When the timer loop next vacates forgotten operations that no commit has vacated yet (see
+    /// ``OperationDirectory``): ``sweepGap`` after the last sweep.
+    var nextVacate: Int64 { lastSweep &+ Self.sweepGap }
+
     /// Keeps an operation that finished at `finishedAt`; returns whether it is the only one kept, so that the caller
     /// arms the timer for its window's end.
     mutating func keep(_ slot: Int32, finishedAt: Int64) -> Bool {
