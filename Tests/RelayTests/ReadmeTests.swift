@@ -41,8 +41,8 @@ struct ReadmeTests {
         let server = try LoopbackServer()
         defer { server.stop() }
         server.script("/orders", [.status(503), .json(#"{"id": 7}"#, status: 201)])
-        let id = try await DataPoint.with(storage: .volatile) { point in
-            point.register(HTTPExecutor(authorizer: BearerToken()), for: .http)
+        let executors: [CallKind: any CallExecutor] = [.http: HTTPExecutor(authorizer: BearerToken())]
+        let id = try await DataPoint.with(storage: .volatile, executors: executors) { point in
             let call = HTTPCall(
                 method: .post,
                 url: server.url("/orders"),

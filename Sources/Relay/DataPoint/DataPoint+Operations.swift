@@ -6,7 +6,10 @@ extension DataPoint {
     /// Registers the executor that runs operations of a kind, replacing any earlier one.
     ///
     /// Register executors before enqueueing operations of their kind. Operations restored from storage wait, visible
-    /// in their status, until their kind is registered.
+    /// in their status, until their kind is registered; but once the DataPoint runs, those of a kind that already has
+    /// an executor (``CallKind/http`` has the built-in one) may start before this call. An executor that restored
+    /// operations need belongs in the `executors` the DataPoint opens with
+    /// (``init(storage:clock:configuration:executors:)``).
     ///
     /// - Parameters:
     ///   - executor: The executor.

@@ -5,7 +5,7 @@ import Foundation
 /// A DataPoint owns its storage, its ``Pipeline`` and its sequences. You enqueue operations into it, register the
 /// executors that run them, and await their outcomes, observe their events, and read its metrics.
 ///
-/// The shortest way to run one is ``with(storage:clock:configuration:isolation:_:)``, which runs the engine for the scope of a
+/// The shortest way to run one is ``with(storage:clock:configuration:executors:isolation:_:)``, which runs the engine for the scope of a
 /// closure:
 ///
 /// ```swift
@@ -32,18 +32,23 @@ public actor DataPoint {
     ///     ``Storage/volatile`` keeps them in memory only.
     ///   - clock: The clock that drives holds, retries, metrics and shutdown deadlines; tests inject a manual one.
     ///   - configuration: Limits and policies.
+    ///   - executors: Executors by kind, in place before the store's operations are restored, so that none of them
+    ///     can run on another: give here every executor that a reopened store's operations need, such as an
+    ///     ``HTTPExecutor`` with your ``RequestAuthorizer`` for ``CallKind/http``, which replaces the built-in one.
     /// - Throws: ``RelayError`` when the store cannot be opened: ``RelayError/Code/storeLocked`` when another
     ///   DataPoint holds its folder, ``RelayError/Code/corruptStore`` when it is damaged.
     public init(
         storage: some Storage = FileStorage(at: FileStorage.defaultFolder),
         clock: some Clock<Duration> = ContinuousClock(),
-        configuration: Configuration = Configuration()
+        configuration: Configuration = Configuration(),
+        executors: [CallKind: any CallExecutor] = [:]
     ) async throws {
         let core = PipelineCore(storage: storage, clock: ClockSource(clock), configuration: configuration)
         self.core = core
         self.configuration = configuration
         pipeline = Pipeline(core: core)
         core.register(HTTPExecutor(clock: clock), for: .http)
+        for (kind, executor) in executors { core.register(executor, for: kind) }
         let stored = try await storage.open()
         try await core.restore(stored)
         for name in [CallSequence.Name.data, .downloads, .uploads] {
@@ -61,7 +66,9 @@ public actor DataPoint {
 
     /// Opens a DataPoint, runs it while `body` runs, then shuts it down gracefully.
     ///
-    /// The DataPoint is running when `body` starts, so `execute` works at once.
+    /// The DataPoint is running when `body` starts, so `execute` works at once, and so do the operations a reopened
+    /// store restored: an executor that they need belongs in `executors`, not in a `register` call in `body`, which
+    /// would come after some of them had started on whatever was registered before.
     ///
     /// ```swift
     /// let summary = try await DataPoint.with(storage: .volatile) { point in
@@ -73,6 +80,8 @@ public actor DataPoint {
     ///   - storage: Where transitions are recorded.
     ///   - clock: The clock that drives time.
     ///   - configuration: Limits and policies.
+    ///   - executors: Executors by kind, in place before any restored operation can start (see
+    ///     ``init(storage:clock:configuration:executors:)``).
     ///   - isolation: The caller's isolation, where `body` runs; inferred.
     ///   - body: The work to do with the running DataPoint.
     /// - Returns: What `body` returns.
@@ -81,10 +90,12 @@ public actor DataPoint {
         storage: some Storage = FileStorage(at: FileStorage.defaultFolder),
         clock: some Clock<Duration> = ContinuousClock(),
         configuration: Configuration = Configuration(),
+        executors: [CallKind: any CallExecutor] = [:],
         isolation: isolated (any Actor)? = #isolation,
         _ body: (DataPoint) async throws -> Result
     ) async throws -> Result {
-        let point = try await DataPoint(storage: storage, clock: clock, configuration: configuration)
+        let point = try await DataPoint(
+            storage: storage, clock: clock, configuration: configuration, executors: executors)
         try point.core.start()
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
             group.addTask { await point.core.run() }

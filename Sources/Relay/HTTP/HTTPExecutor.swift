@@ -9,11 +9,13 @@ import Synchronization
 
 /// Runs ``CallKind/http`` operations: sends the ``HTTPCall`` in the payload and judges the response.
 ///
-/// Every DataPoint registers one for ``CallKind/http`` on its own clock. Register another to change the transport or
-/// add a ``RequestAuthorizer``:
+/// Every DataPoint registers one for ``CallKind/http`` on its own clock. Give another when the DataPoint opens to
+/// change the transport or add a ``RequestAuthorizer``, so that a reopened store's calls never start without it:
 ///
 /// ```swift
-/// point.register(HTTPExecutor(authorizer: BearerToken(tokens: tokens), clock: clock), for: .http)
+/// let point = try await DataPoint(
+///     storage: .file(at: folder), clock: clock,
+///     executors: [.http: HTTPExecutor(authorizer: BearerToken(tokens: tokens), clock: clock)])
 /// ```
 ///
 /// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's

@@ -157,4 +157,31 @@ struct HTTPSecretAndFileTests {
         #expect(received.body.count == 120_000)
         #expect(received.header("Idempotency-Key") != nil)
     }
+
+    @Test("S16/S18: executors given at open run every restored call; none starts on the built-in executor")
+    func restoredCallsRunOnTheExecutorsGivenAtOpen() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/orders", .status(201))
+        try await withTemporaryFolder { folder in
+            // Stored by a DataPoint that never ran: all 32 are pending when the store reopens.
+            let operations = try (0..<32).map { number in
+                try CallOperation.http(
+                    HTTPCall(method: .post, url: server.url("/orders"), body: .data(Data("{\"n\":\(number)}".utf8))))
+            }
+            let writer = try await DataPoint(storage: .file(at: folder.url))
+            try await writer.enqueue(operations)
+            await writer.shutdown()
+
+            let executors: [CallKind: any CallExecutor] = [.http: HTTPExecutor(authorizer: Credentials())]
+            try await DataPoint.with(storage: .file(at: folder.url), executors: executors) { point in
+                for operation in operations {
+                    let response = try await point.handle(for: operation.id).response
+                    #expect(response.status == 201)
+                }
+            }
+        }
+        #expect(server.requests(to: "/orders").count == 32)
+        #expect(server.requests.allSatisfy { $0.header("Authorization") == Self.token })
+    }
 }
