@@ -131,6 +131,32 @@ struct LifecycleTests {
         #expect(error?.code == .shutdown)
     }
 
+    @Test("S15: DataPoint.with waits, when asked, until every operation that can run has run; the rest stay pending")
+    func withWaitsForPending() async throws {
+        let gate = Gate()
+        let ran = Log<UUID>()
+        let later = try CallSequence.Name("later")
+        let (point, waiting) = try await DataPoint.with(
+            storage: .volatile, configuration: testConfiguration, waitForPending: true
+        ) { point in
+            point.register(
+                ClosureExecutor { operation, _ in
+                    await gate.wait()
+                    ran.append(operation.id)
+                    return .completed(Data())
+                }, for: .gated)
+            try await point.upsertCallSequence(CallSequence(name: later))
+            _ = try await point.sequence(named: later)?.suspend()
+            let waiting = CallOperation(kind: .gated, sequenceName: later)
+            try await point.enqueue(waiting)
+            try await point.enqueue((0..<3).map { _ in CallOperation(kind: .gated) })
+            gate.open()
+            return (point, waiting)
+        }
+        #expect(ran.all.count == 3)
+        #expect(point.status(of: waiting.id)?.state == .pending(.suspended))
+    }
+
     @Test("S15: a scope that throws still shuts the DataPoint down")
     func throwingScopeShutsDown() async throws {
         struct Expected: Error {}

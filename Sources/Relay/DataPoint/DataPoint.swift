@@ -5,7 +5,7 @@ import Foundation
 /// A DataPoint owns its storage, its ``Pipeline`` and its sequences. You enqueue operations into it, register the
 /// executors that run them, and await their outcomes, observe their events, and read its metrics.
 ///
-/// The shortest way to run one is ``with(storage:clock:configuration:executors:isolation:_:)``, which runs the engine for the scope of a
+/// The shortest way to run one is ``with(storage:clock:configuration:executors:waitForPending:isolation:_:)``, which runs the engine for the scope of a
 /// closure:
 ///
 /// ```swift
@@ -66,6 +66,9 @@ public actor DataPoint {
 
     /// Opens a DataPoint, runs it while `body` runs, then shuts it down gracefully.
     ///
+    /// Operations still pending when `body` returns stay pending: a file store keeps them for the next open, and
+    /// ``Storage/volatile`` loses them. Pass `waitForPending: true` to let every operation that can run finish first.
+    ///
     /// The DataPoint is running when `body` starts, so `execute` works at once, and so do the operations a reopened
     /// store restored: an executor that they need belongs in `executors`, not in a `register` call in `body`, which
     /// would come after some of them had started on whatever was registered before.
@@ -82,6 +85,9 @@ public actor DataPoint {
     ///   - configuration: Limits and policies.
     ///   - executors: Executors by kind, in place before any restored operation can start (see
     ///     ``init(storage:clock:configuration:executors:)``).
+    ///   - waitForPending: Whether to wait, once `body` returns, until nothing runs and nothing more can start before
+    ///     shutting down. Operations that wait for a hold or a retry time still ahead, a suspended sequence, an
+    ///     offline destination or an executor that is not registered stay pending. `false` by default.
     ///   - isolation: The caller's isolation, where `body` runs; inferred.
     ///   - body: The work to do with the running DataPoint.
     /// - Returns: What `body` returns.
@@ -91,6 +97,7 @@ public actor DataPoint {
         clock: some Clock<Duration> = ContinuousClock(),
         configuration: Configuration = Configuration(),
         executors: [CallKind: any CallExecutor] = [:],
+        waitForPending: Bool = false,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (DataPoint) async throws -> Result
     ) async throws -> Result {
@@ -101,6 +108,7 @@ public actor DataPoint {
             group.addTask { await point.core.run() }
             do {
                 let result = try await body(point)
+                if waitForPending { await point.waitUntilIdle() }
                 await point.shutdown()
                 try await group.waitForAll()
                 return result
