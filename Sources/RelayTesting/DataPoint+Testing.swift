@@ -21,3 +21,49 @@ extension DataPoint {
         await waitUntilSettled()
     }
 }
+
+extension DataPoint.Configuration {
+    /// The configuration of ``DataPoint/testing(storage:configuration:executors:isolation:_:)``: a graceful shutdown
+    /// cancels running operations at once, since a grace period on a manual clock lasts until the test moves it.
+    public static var testing: DataPoint.Configuration { DataPoint.Configuration(shutdownGracePeriod: .zero) }
+}
+
+extension DataPoint {
+    /// Opens a DataPoint set up for a test, runs it while `body` runs, then shuts it down: volatile storage, no
+    /// shutdown grace period, and a new ``ManualClock`` that only the test moves.
+    ///
+    /// ```swift
+    /// @Test func retriesAfterTheDelay() async throws {
+    ///     try await DataPoint.testing { point, clock in
+    ///         point.register(flaky, for: "flaky")
+    ///         let handle = try await point.enqueue(CallOperation(kind: "flaky"))
+    ///         await point.idle()
+    ///         clock.advance(by: .seconds(10))
+    ///         _ = try await handle.value
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - storage: Where transitions are recorded; in memory by default.
+    ///   - configuration: Limits and policies; ``DataPoint/Configuration/testing`` by default.
+    ///   - executors: Executors by kind, in place before the DataPoint starts.
+    ///   - isolation: The caller's isolation, where `body` runs; inferred.
+    ///   - body: The test, given the running DataPoint and its clock.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or ``RelayError`` when the store cannot be opened.
+    public static func testing<Result>(
+        storage: some Storage = VolatileStorage(),
+        configuration: Configuration = .testing,
+        executors: [CallKind: any CallExecutor] = [:],
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (DataPoint, ManualClock) async throws -> Result
+    ) async throws -> Result {
+        let clock = ManualClock()
+        return try await with(
+            storage: storage, clock: clock, configuration: configuration, executors: executors, isolation: isolation
+        ) { point in
+            try await body(point, clock)
+        }
+    }
+}

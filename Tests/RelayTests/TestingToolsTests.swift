@@ -61,4 +61,37 @@ struct TestingToolsTests {
             #expect(matched.count == 1)
         }
     }
+
+    @Test("waiting for requests that never come ends when the task is cancelled")
+    func requestWaitIsCancellable() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await server.waitForRequests(1) }
+            group.cancelAll()
+            await group.waitForAll()
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test("the test preset ends its scope while an operation still runs: no grace period on a clock nobody moves")
+    func presetEndsWhileOperationsRun() async throws {
+        let gate = Gate()
+        let handle = try await DataPoint.testing { point, clock in
+            point.register(
+                ClosureExecutor { _, _ in
+                    await gate.wait()
+                    try Task.checkCancellation()
+                    return .completed(Data())
+                }, for: "gated")
+            let handle = try await point.enqueue(CallOperation(kind: "gated"))
+            await gate.waitForArrivals(1)
+            #expect(clock.now == .zero)
+            return handle
+        }
+        // Shutdown cancelled the running attempt at once; it stays pending, and its waiters hear of the shutdown.
+        let error = await #expect(throws: RelayError.self) { try await handle.value }
+        #expect(error?.code == .shutdown)
+        #expect(gate.arrivals == 1)
+    }
 }

@@ -34,7 +34,8 @@ public final class LoopbackServer: Sendable {
         var defaults: [String: Reply] = [:]
         var fallback = Reply(status: 404)
         var requests: [Request] = []
-        var requestWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var requestWaiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiterID: UInt64 = 0
         var stalled: [DispatchSemaphore] = []
     }
 
@@ -117,17 +118,31 @@ public final class LoopbackServer: Sendable {
     /// How many connections the server accepted.
     public var connectionCount: Int { state.withLock(\.connectionCount) }
 
-    /// Returns once the server has received at least `count` requests since it started.
+    /// Returns once the server has received at least `count` requests since it started, or as soon as the waiting
+    /// task is cancelled.
     ///
     /// - Parameter count: The number of requests to wait for.
     public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.requests.count >= count { return true }
-                state.requestWaiters.append((count, continuation))
-                return false
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Read under the lock the handler takes: a cancel either finds the waiter or is seen here.
+                let ready = state.withLock { state in
+                    guard !Task.isCancelled, state.requests.count < count else { return true }
+                    state.requestWaiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.requestWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.requestWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 

@@ -139,17 +139,16 @@ func untilCancelled() async throws {
     throw CancellationError()
 }
 
-/// Configuration for tests on a manual clock: shutdown does not wait on the clock.
-let testConfiguration = DataPoint.Configuration(shutdownGracePeriod: .zero)
+/// Configuration for tests on a manual clock: RelayTesting's preset, whose shutdown does not wait on the clock.
+let testConfiguration = DataPoint.Configuration.testing
 
-/// Runs `body` with a running DataPoint on a manual clock.
+/// Runs `body` with a running DataPoint of RelayTesting's preset, with the test executors registered.
 func withManualPoint<Result>(
     storage: some Storage = VolatileStorage(),
     configuration: DataPoint.Configuration = testConfiguration,
     _ body: (DataPoint, ManualClock) async throws -> Result
 ) async throws -> Result {
-    let clock = ManualClock()
-    return try await DataPoint.with(storage: storage, clock: clock, configuration: configuration) { point in
+    try await DataPoint.testing(storage: storage, configuration: configuration) { point, clock in
         point.registerBasics()
         return try await body(point, clock)
     }
