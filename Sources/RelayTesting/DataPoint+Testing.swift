@@ -5,9 +5,10 @@ extension DataPoint {
     ///
     /// Operations waiting for a hold, a retry, a dependency or a resume do not count, so a test can advance a manual
     /// clock or resume a sequence next. A hold or a retry whose time the clock has passed does count until the
-    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Nor do those of a sequence that is offline: its probe waits for the clock too,
-    /// so wait for its `resumed` event, or for a handle, after advancing the clock. A DataPoint that is not running is
-    /// idle as soon as nothing runs.
+    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Operations of
+    /// a sequence that is offline do not count either: its probe waits for the clock too, so wait for its `resumed`
+    /// event, or for a handle, after advancing the clock. A DataPoint that is not running is idle as soon as nothing
+    /// runs. The wait ends as soon as the waiting task is cancelled.
     public nonisolated func idle() async {
         await waitUntilIdle()
     }
