@@ -111,4 +111,39 @@ struct MetricsTests {
             #expect(snapshot?.total.completed == 1)
         }
     }
+
+    @Test("S13/S14: events, statuses, metrics and results print as words, not as raw structs")
+    func descriptionsRead() async throws {
+        try await withManualPoint { point, _ in
+            let recorder = EventRecorder(point)
+            let operation = CallOperation(kind: .echo, payload: Data("hi".utf8))
+            _ = try await point.execute(operation)
+            await recorder.waitForTerminal(of: operation.id)
+            let events = recorder.events.filter { $0.operationID == operation.id }
+            #expect(events.map(\.kind.name) == ["enqueued", "started", "completed"])
+            #expect(events.map(\.kind.isCompleted) == [false, false, true])
+            let dated = try Regex(#"^#2 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "#)
+            #expect(events[1].description.contains(dated))
+            #expect(events[1].description.hasSuffix("\(operation.id) data: started attempt 1"))
+            #expect(events[2].kind.description.hasPrefix("completed: 1 attempt, waited 0 ns, ran 0 ns"))
+
+            let status = try #require(point.status(of: operation.id))
+            #expect(status.state.description == "finished: completed (2 B)")
+            #expect(
+                status.description.hasPrefix("\(operation.id) in data, commit 1: finished: completed (2 B); 1 attempt"))
+            let metrics = point.metrics()
+            #expect(metrics.total.description == "0 pending, 0 running, 1 completed, 0 skipped, 0 failed, 0 cancelled")
+            #expect(metrics.description.contains("queue wait p50 0 ns, p90 0 ns, p99 0 ns over 1 sample"))
+            #expect(CallStatus.Waiting.dependencies(2).description == "waiting for 2 dependencies")
+            #expect(CallResult.cancelled(.requested).description == "cancelled by request")
+            #expect(
+                CallOutcome.retry(after: .milliseconds(1500), reason: "busy").description == "retry after 1.5 s: busy")
+
+            // Nothing prints a struct's fields raw, nor a sentinel for a missing value.
+            let printed = (events.map(\.description) + [status.description, metrics.description]).joined()
+            for raw in ["CallMetrics(", "Optional(", "-9223372036854775808", "attoseconds"] {
+                #expect(!printed.contains(raw))
+            }
+        }
+    }
 }

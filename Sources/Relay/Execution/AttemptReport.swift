@@ -59,3 +59,15 @@ public struct AttemptReport: Sendable, Hashable {
         self.bytesReceived = bytesReceived
     }
 }
+
+extension AttemptReport: CustomStringConvertible {
+    /// `attempt 1: HTTP 200, headers after 2.1 ms, body after 3.4 ms`, or `attempt 2: connection refused`.
+    public var description: String {
+        var parts: [String] = []
+        if let httpStatus { parts.append("HTTP \(httpStatus)") }
+        if let error { parts.append(error) }
+        if let timeToResponseHeaders { parts.append("headers after \(timeToResponseHeaders.readable)") }
+        if let timeToEndOfBody { parts.append("body after \(timeToEndOfBody.readable)") }
+        return "attempt \(attempt): " + (parts.isEmpty ? "no figures" : parts.joined(separator: ", "))
+    }
+}

@@ -19,3 +19,17 @@ public enum CallOutcome: Sendable, Hashable {
     /// Events report the sequence `suspended` and, once a probe succeeds, `resumed`, with the reason.
     case offline(reason: String)
 }
+
+extension CallOutcome: CustomStringConvertible {
+    /// `completed (12 B)`, `skipped`, `retry after 2 s: busy`, `failed: no stock`, `offline: connection refused`.
+    public var description: String {
+        switch self {
+        case .completed(let data): "completed (\(data.count.readableBytes))"
+        case .skipped: "skipped"
+        case .retry(let delay?, let reason): "retry after \(delay.readable): \(reason)"
+        case .retry(nil, let reason): "retry: \(reason)"
+        case .failed(let reason): "failed: \(reason)"
+        case .offline(let reason): "offline: \(reason)"
+        }
+    }
+}

@@ -51,3 +51,16 @@ public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertib
         }
     }
 }
+
+extension CallResult: CustomStringConvertible {
+    /// `completed (12 B)`, `skipped`, `failed: no stock (after 1 attempt)`, `cancelled by request`.
+    public var description: String {
+        switch self {
+        case .completed(let data): "completed (\(data.count.readableBytes))"
+        case .skipped: "skipped"
+        case .failed(let failure): "failed: \(failure)"
+        case .cancelled(.requested): "cancelled by request"
+        case .cancelled(let cancellation): "cancelled: \(cancellation)"
+        }
+    }
+}

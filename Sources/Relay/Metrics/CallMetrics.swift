@@ -135,3 +135,17 @@ public struct CallMetrics: Sendable, Hashable {
         self.attempts = attempts
     }
 }
+
+extension CallMetrics: CustomStringConvertible {
+    /// `1 attempt, waited 1.2 ms, ran 3.4 ms, HTTP 200, sent 120 B, received 3.2 kB`; the HTTP figures only for an
+    /// operation whose executor reported them.
+    public var description: String {
+        var parts = [attempts.counted("attempt")]
+        if let queueWait { parts.append("waited \(queueWait.readable)") }
+        parts.append("ran \(runTime.readable)")
+        if let httpStatus { parts.append("HTTP \(httpStatus)") }
+        if let bytesSent { parts.append("sent \(bytesSent.readableBytes)") }
+        if let bytesReceived { parts.append("received \(bytesReceived.readableBytes)") }
+        return parts.joined(separator: ", ")
+    }
+}

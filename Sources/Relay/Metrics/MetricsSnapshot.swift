@@ -83,3 +83,30 @@ public struct MetricsSnapshot: Sendable, Hashable {
         }
     }
 }
+
+extension MetricsSnapshot: CustomStringConvertible {
+    /// Totals, latency percentiles and dropped events, then each sequence's counts.
+    public var description: String {
+        var text = "\(total); queue wait \(queueWait); run time \(runTime); \(droppedEvents) dropped events"
+        for name in sequences.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            text += "\n  \(name): \(sequences[name] ?? Counts())"
+        }
+        return text
+    }
+}
+
+extension MetricsSnapshot.Counts: CustomStringConvertible {
+    /// `2 pending, 1 running, 40 completed, 0 skipped, 1 failed, 0 cancelled`.
+    public var description: String {
+        "\(pending) pending, \(running) running, \(completed) completed, \(skipped) skipped, \(failed) failed, "
+            + "\(cancelled) cancelled"
+    }
+}
+
+extension MetricsSnapshot.Percentiles: CustomStringConvertible {
+    /// `p50 1.2 ms, p90 3 ms, p99 5.1 ms over 1000 samples`, or `no samples`.
+    public var description: String {
+        guard samples > 0 else { return "no samples" }
+        return "p50 \(p50.readable), p90 \(p90.readable), p99 \(p99.readable) over \(samples.counted("sample"))"
+    }
+}

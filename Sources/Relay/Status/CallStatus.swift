@@ -57,3 +57,39 @@ public struct CallStatus: Sendable, Hashable {
     /// Timing so far.
     public let metrics: CallMetrics
 }
+
+extension CallStatus: CustomStringConvertible {
+    /// The id, sequence, commit, state and metrics, such as
+    /// `5F0E… in data, commit 3: pending (ready); 0 attempts, ran 0 ns`.
+    public var description: String {
+        "\(id) in \(sequenceName), commit \(snapshot): \(state); \(metrics)"
+    }
+}
+
+extension CallStatus.State: CustomStringConvertible {
+    /// `pending (held until …)`, `running attempt 2`, `finished: completed (12 B)`.
+    public var description: String {
+        switch self {
+        case .pending(let waiting): "pending (\(waiting))"
+        case .running(let attempt): "running attempt \(attempt)"
+        case .finished(let result): "finished: \(result)"
+        }
+    }
+}
+
+extension CallStatus.Waiting: CustomStringConvertible {
+    /// What the operation waits for, in words.
+    public var description: String {
+        switch self {
+        case .sequenceNotRegistered(let name): "sequence \(name) is not registered"
+        case .executorNotRegistered(let kind): "no executor for kind \(kind)"
+        case .dependencies(1): "waiting for 1 dependency"
+        case .dependencies(let count): "waiting for \(count) dependencies"
+        case .held(let until): "held until \(until.readable)"
+        case .retry(let date): "retry at \(date.readable)"
+        case .earlierCommit: "waiting for an earlier commit"
+        case .suspended: "suspended"
+        case .ready: "ready"
+        }
+    }
+}

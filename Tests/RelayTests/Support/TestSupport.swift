@@ -65,18 +65,6 @@ extension CallKind {
     static let gated: CallKind = "gated"
 }
 
-extension CallEvent.Kind {
-    var isStarted: Bool {
-        if case .started = self { return true }
-        return false
-    }
-
-    var isEnqueued: Bool {
-        if case .enqueued = self { return true }
-        return false
-    }
-}
-
 extension EventRecorder {
     /// Ids of operations in the order their first attempts started.
     func startOrder() -> [UUID] {

@@ -36,3 +36,14 @@ public struct RecoveryReport: Sendable, Hashable {
         self.truncatedBytes = truncatedBytes
     }
 }
+
+extension RecoveryReport: CustomStringConvertible {
+    /// `12 operations (2 interrupted) from 843 records`, and the torn tail when there was one.
+    public var description: String {
+        var text =
+            "\(operationsRecovered.counted("operation")) (\(interruptedOperations) interrupted) from "
+            + "\(recordsReplayed.counted("record"))"
+        if let tornTailOffset { text += "; a torn tail at byte \(tornTailOffset), \(truncatedBytes) bytes cut" }
+        return text
+    }
+}
