@@ -95,7 +95,8 @@ extension DataPoint {
     /// while the task that calls ``run()`` is still starting. Cancelling the waiting task ends that wait.
     ///
     /// - Parameter operation: The operation.
-    /// - Returns: The result of the completed operation.
+    /// - Returns: The result of the completed operation, as ``CallHandle/value`` gives it: for an HTTP operation, the
+    ///   response's body.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/notRunning`` when the task is cancelled before the
     ///   DataPoint runs, ``RelayError/Code/shutdown`` when it has shut down, the errors of
     ///   ``enqueue(_:)-(CallOperation)``, and those of ``CallHandle/value``.

@@ -92,9 +92,10 @@ extension CallResponse {
         return Data(writer.bytes)
     }
 
-    /// Reads the result bytes of a completed HTTP operation.
+    /// Reads the result bytes of a completed HTTP operation, as ``CallResult/completed(_:)`` holds them; a handle's
+    /// ``CallHandle/response`` reads them for you.
     ///
-    /// - Parameter data: The bytes, from ``CallHandle/value`` of an HTTP operation.
+    /// - Parameter data: The bytes, from the ``CallResult`` of an HTTP operation.
     /// - Throws: ``RelayError`` with ``RelayError/Code/responseDecoding`` when the bytes are not a response.
     public init(decoding data: Data) throws(RelayError) {
         let decoded = data.withUnsafeBytes { bytes in try? Self.read(from: bytes) }

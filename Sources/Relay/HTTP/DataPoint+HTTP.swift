@@ -14,7 +14,7 @@ extension DataPoint {
     ///   fails for good (a status that is neither accepted nor retryable, or retries used up), and the errors of
     ///   ``execute(_:)-(CallOperation)``.
     public nonisolated func execute(_ call: HTTPCall) async throws -> CallResponse {
-        try CallResponse(decoding: try await execute(try CallOperation.http(call)))
+        try await enqueue(try CallOperation.http(call)).response
     }
 
     /// Enqueues an HTTP call, waits for its response, and decodes the JSON body.
@@ -40,10 +40,10 @@ extension DataPoint {
 }
 
 extension CallHandle {
-    /// The response of an HTTP operation, once it completes.
+    /// The response of an HTTP operation, once it completes: status, headers, body, and a download's file.
     ///
     /// - Throws: The errors of ``value``, and ``RelayError/Code/responseDecoding`` when the operation is not HTTP.
     public var response: CallResponse {
-        get async throws { try CallResponse(decoding: try await value) }
+        get async throws { try CallResponse(decoding: try await completedResult) }
     }
 }

@@ -45,11 +45,21 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// The result of a completed operation.
+    /// The result of a completed operation: for one of kind ``CallKind/http``, the response's body (empty for a
+    /// download, whose body is in the file); ``response`` has the whole response.
     ///
     /// - Throws: ``RelayError`` with code ``RelayError/Code/operationFailed``, ``RelayError/Code/operationCancelled``
     ///   or ``RelayError/Code/operationSkipped`` when the operation did not complete, and the errors of ``outcome``.
     public var value: Data {
+        get async throws {
+            let result = try await completedResult
+            guard record.operation.kind == .http else { return result }
+            return try CallResponse(decoding: result).body
+        }
+    }
+
+    /// What the executor completed the operation with, as stored: for HTTP, the whole response, encoded.
+    var completedResult: Data {
         get async throws {
             switch try await outcome {
             case .completed(let data):

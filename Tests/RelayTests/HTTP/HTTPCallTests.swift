@@ -104,8 +104,10 @@ struct HTTPCallTests {
         let payload = try JSONEncoder().encode(call)
         try await DataPoint.with(storage: .volatile) { point in
             let handle = try await point.enqueue(CallOperation(kind: .http, payload: payload))
-            let response = try CallResponse(decoding: try await handle.value)
+            let response = try await handle.response
             #expect(response.status == 201)
+            // The handle's value is the body, for HTTP as for any operation.
+            #expect(try await handle.value == Data("made".utf8))
         }
         #expect(server.requests(to: "/legacy").map(\.body) == [Data("old".utf8)])
     }
