@@ -210,8 +210,8 @@ struct StoreDamageTests {
                 _ = try await point.handle(for: second.id).value
             }
             let journal = try Data(contentsOf: folder.journal)
-            #expect(journal.littleEndianInteger(at: 4, bytes: 4) == 2)
-            #expect(try Data(contentsOf: snapshotURL(folder)).littleEndianInteger(at: 4, bytes: 4) == 2)
+            #expect(journal.littleEndianInteger(at: 4, bytes: 4) == 3)
+            #expect(try Data(contentsOf: snapshotURL(folder)).littleEndianInteger(at: 4, bytes: 4) == 3)
         }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// print(response.status, response.prettyContent)
 /// let user = try response.decode(User.self)
 /// ```
-public struct CallResponse: Sendable, Hashable {
+public struct CallResponse: Sendable, Hashable, Codable {
     /// The status code.
     public var status: Int
     /// Response headers by name, as the server sent them.
@@ -98,10 +98,16 @@ extension CallResponse {
     /// - Parameter data: The bytes, from the ``CallResult`` of an HTTP operation.
     /// - Throws: ``RelayError`` with ``RelayError/Code/responseDecoding`` when the bytes are not a response.
     public init(decoding data: Data) throws(RelayError) {
-        let decoded = data.withUnsafeBytes { bytes in try? Self.read(from: bytes) }
-        guard let decoded else {
+        guard let decoded = try? Self(encoded: data) else {
             throw RelayError(.responseDecoding, "the result is not an HTTP response; was the operation an HTTP call?")
         }
+        self = decoded
+    }
+
+    /// Reads ``encoded`` bytes, as a store keeps them.
+    init(encoded data: Data) throws(ByteReader.Malformed) {
+        let decoded = data.withUnsafeBytes { bytes in try? Self.read(from: bytes) }
+        guard let decoded else { throw ByteReader.Malformed() }
         self = decoded
     }
 

@@ -22,7 +22,7 @@ extension PipelineStateMachine {
             reports[slot] = AttemptFigures(report)
             publish(
                 .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now)
-            apply(outcome, to: slot, lane: l, worker: worker, now: now)
+            apply(outcome, to: slot, lane: l, worker: worker, response: report.response, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .returned:
@@ -62,8 +62,16 @@ extension PipelineStateMachine {
         reevaluate(slot, now: now)
     }
 
-    /// Applies what the executor returned.
-    mutating func apply(_ outcome: CallOutcome, to slot: Int32, lane l: Int, worker: UInt64, now: Int64) {
+    /// Applies what the executor returned; `response` is what it reported of the attempt's response, which a failure
+    /// keeps.
+    mutating func apply(
+        _ outcome: CallOutcome,
+        to slot: Int32,
+        lane l: Int,
+        worker: UInt64,
+        response: CallResponse? = nil,
+        now: Int64
+    ) {
         switch outcome {
         case .completed(let data):
             finish(slot, .completed(data), now: now)
@@ -71,15 +79,21 @@ extension PipelineStateMachine {
             finish(slot, .skipped, now: now)
         case .failed(let reason):
             let attempts = Int(graph[slot].attempts)
-            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts, response: response)), now: now)
         case .retry(let after, let reason):
-            retryOrFail(slot, reason: reason, requestedDelay: after, now: now)
+            retryOrFail(slot, reason: reason, requestedDelay: after, response: response, now: now)
         case .offline(let reason):
             goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
         }
     }
 
-    mutating func retryOrFail(_ slot: Int32, reason: String, requestedDelay: Duration?, now: Int64) {
+    mutating func retryOrFail(
+        _ slot: Int32,
+        reason: String,
+        requestedDelay: Duration?,
+        response: CallResponse? = nil,
+        now: Int64
+    ) {
         if graph[slot].cancelRequested {
             finish(slot, .cancelled(.requested), now: now)
             return
@@ -95,7 +109,7 @@ extension PipelineStateMachine {
                 using: &generator
             )
         else {
-            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts)), now: now)
+            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts, response: response)), now: now)
             return
         }
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)

@@ -129,4 +129,39 @@ struct HTTPCallTests {
         }
         #expect(server.requests.isEmpty)
     }
+
+    @Test("S8: a failed call keeps its last response, its body bounded, and keeps it across a restart")
+    func failureKeepsTheResponse() async throws {
+        struct Problem: Decodable { let error: String }
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/orders", .json(#"{"error": "unknown sku"}"#, status: 422))
+        server.setDefault("/large", .status(400, String(repeating: "x", count: 200_000)))
+        try await withTemporaryFolder { folder in
+            let rejected = try CallOperation.http(HTTPCall(method: .post, url: server.url("/orders")))
+            let large = try CallOperation.http(HTTPCall(url: server.url("/large")))
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: testConfiguration) { point in
+                let handles = try await point.enqueue([rejected, large])
+                guard case .failed(let failure) = try await handles[0].outcome else {
+                    Issue.record("expected the call to fail")
+                    return
+                }
+                let response = try #require(failure.response)
+                #expect(response.status == 422)
+                #expect(try response.decode(Problem.self).error == "unknown sku")
+                guard case .failed(let largeFailure) = try await handles[1].outcome else {
+                    Issue.record("expected the call to fail")
+                    return
+                }
+                #expect(largeFailure.response?.body.count == CallFailure.maximumResponseBody)
+            }
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: testConfiguration) { point in
+                guard case .failed(let failure) = try await point.handle(for: rejected.id).outcome else {
+                    Issue.record("expected the stored failure")
+                    return
+                }
+                #expect(try failure.response?.decode(Problem.self).error == "unknown sku")
+            }
+        }
+    }
 }

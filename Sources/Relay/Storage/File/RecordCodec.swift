@@ -190,9 +190,10 @@ enum RecordCodec {
         case .skipped:
             writer.byte(1)
         case .failed(let failure):
-            writer.byte(2)
+            writer.byte(failure.response == nil ? 2 : 6)
             writer.string(failure.reason)
             writer.int(failure.attempts)
+            if let response = failure.response { writer.blob(response.encoded) }
         case .cancelled(.requested):
             writer.byte(3)
         case .cancelled(.dependencyFailed(let id)):
@@ -212,6 +213,11 @@ enum RecordCodec {
         case 3: .cancelled(.requested)
         case 4: .cancelled(.dependencyFailed(try reader.uuid()))
         case 5: .cancelled(.dependencyCancelled(try reader.uuid()))
+        case 6:
+            .failed(
+                CallFailure(
+                    reason: try reader.string(), attempts: try reader.counter(),
+                    response: try CallResponse(encoded: try reader.blob())))
         default: throw ByteReader.Malformed()
         }
     }
