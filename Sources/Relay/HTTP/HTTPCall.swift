@@ -33,7 +33,8 @@ public struct HTTPCall: Codable, Sendable, Hashable {
     ///
     /// Any other status that is not accepted fails the operation.
     public var retryableStatusCodes: Set<Int>
-    /// How long one attempt may take, from sending to the end of the body; 60 seconds by default.
+    /// How long one attempt may take, from sending to the end of the body, the redirects it follows included; 60
+    /// seconds by default.
     public var timeout: Duration
     /// For downloads: where the body goes.
     ///

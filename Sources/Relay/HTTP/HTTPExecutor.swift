@@ -68,10 +68,12 @@ public struct HTTPExecutor: CallExecutor {
         }
         try await authorizer?.authorize(&request, for: operation)
         var measured = Measurement(started: clock.now)
+        // One deadline for the attempt, redirects included.
+        let deadline = Self.deadline(after: call.timeout, from: measured.started)
         var redirects = 0
         while true {
             let outcome: CallOutcome
-            switch try await send(request, for: call, in: context, measuring: &measured) {
+            switch try await send(request, for: call, until: deadline, in: context, measuring: &measured) {
             case .timedOut:
                 outcome = .retry(reason: "\(request) timed out after \(call.timeout)")
             case .failed(let error) where error.isConnectivityFailure:
@@ -105,7 +107,9 @@ public struct HTTPExecutor: CallExecutor {
         let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
         var measured = Measurement(started: clock.now)
         let request = HTTPRequest(method: .head, url: root)
-        guard case .responded = try? await send(request, for: probe, in: nil, measuring: &measured) else {
+        let deadline = Self.deadline(after: probe.timeout, from: measured.started)
+        guard case .responded = try? await send(request, for: probe, until: deadline, in: nil, measuring: &measured)
+        else {
             return false
         }
         return true
@@ -147,13 +151,20 @@ public struct HTTPExecutor: CallExecutor {
         let moment = Mutex<Int64?>(nil)
     }
 
-    /// Sends one request under the call's timeout, measured on the clock.
+    /// The clock time `timeout` after `start`, or the end of time.
+    private static func deadline(after timeout: Duration, from start: Int64) -> Int64 {
+        let (deadline, overflow) = start.addingReportingOverflow(timeout.relayNanoseconds)
+        return overflow ? .max : deadline
+    }
+
+    /// Sends one request, to be answered by `deadline`, measured on the clock.
     ///
-    /// An attempt's timeout waits on the DataPoint's timer loop through its context; a probe, which runs outside any
+    /// An attempt's deadline waits on the DataPoint's timer loop through its context; a probe, which runs outside any
     /// attempt, races the request against a sleep on the executor's clock.
     private func send(
         _ request: HTTPRequest,
         for call: HTTPCall,
+        until deadline: Int64,
         in context: CallContext?,
         measuring measured: inout Measurement
     ) async throws -> Exchange {
@@ -171,12 +182,14 @@ public struct HTTPExecutor: CallExecutor {
                 arrival.moment.withLock { $0 = now }
             }
         }
+        let remaining = Duration.nanoseconds(deadline &- clock.now)
+        guard remaining > .zero else { return .timedOut }
         do {
             let answer: HTTPTransportResponse?
             if let context {
-                answer = try await context.withTimeout(call.timeout, exchange)
+                answer = try await context.withTimeout(remaining, exchange)
             } else {
-                answer = try await Self.race(exchange, against: clock.now + call.timeout.relayNanoseconds, on: clock)
+                answer = try await Self.race(exchange, against: deadline, on: clock)
             }
             guard let response = answer else {
                 partial.map(Self.remove)

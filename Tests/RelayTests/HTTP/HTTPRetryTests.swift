@@ -189,4 +189,25 @@ extension HTTPRetryTests {
         }
         #expect(server.idempotencyKeys == [operation.idempotencyKey, operation.idempotencyKey])
     }
+
+    @Test("S12: one deadline covers an attempt and every redirect it follows")
+    func timeoutCoversRedirects() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        // Three hops of a quarter second each: every hop fits the half-second timeout, the three together do not.
+        server.setDefault(
+            "/first", LoopbackServer.Reply.redirect(to: server.url("/second")).delayed(by: .milliseconds(250)))
+        server.setDefault(
+            "/second", LoopbackServer.Reply.redirect(to: server.url("/third")).delayed(by: .milliseconds(250)))
+        server.setDefault("/third", LoopbackServer.Reply.status(200).delayed(by: .milliseconds(250)))
+        try await DataPoint.with(storage: .volatile, configuration: testConfiguration) { point in
+            let call = HTTPCall(url: server.url("/first"), timeout: .milliseconds(500))
+            let operation = try CallOperation.http(call, retryPolicy: RetryPolicy(maximumAttempts: 1))
+            guard case .failed(let failure) = try await point.enqueue(operation).outcome else {
+                Issue.record("expected the attempt to time out")
+                return
+            }
+            #expect(failure.reason.contains("timed out"))
+        }
+    }
 }
