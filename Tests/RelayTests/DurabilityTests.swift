@@ -124,6 +124,27 @@ struct DurabilityTests {
         }
     }
 
+    @Test("S16: the DataPoint's retention is the store's: after a restart, what finished within it re-attaches")
+    func oneRetention() async throws {
+        try await withTemporaryFolder { folder in
+            let operation = CallOperation(kind: .echo, payload: Data("kept".utf8))
+            let hour = DataPoint.Configuration(retention: .seconds(3600), shutdownGracePeriod: .zero)
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: hour) { point in
+                point.registerBasics()
+                _ = try await point.execute(operation)
+            }
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: hour) { point in
+                let value = try await point.handle(for: operation.id).value
+                #expect(value == Data("kept".utf8))
+            }
+            let none = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: none) { point in
+                let error = #expect(throws: RelayError.self) { try point.handle(for: operation.id) }
+                #expect(error?.code == .unknownOperation)
+            }
+        }
+    }
+
     @Test("S16: transitions that arrive during one sync share the next (group commit)")
     func groupCommit() async throws {
         try await withTemporaryFolder { folder in

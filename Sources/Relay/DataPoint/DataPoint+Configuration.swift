@@ -8,6 +8,10 @@ extension DataPoint {
         /// ``DataPoint/handle(for:)`` may still find it until the next commit, or for about a second when none comes. An
         /// operation cancelled while one of its dependencies still runs is kept until that dependency ends too. A live
         /// ``CallHandle`` keeps its outcome either way.
+        ///
+        /// It is the one retention setting: a store keeps finished operations as long (see
+        /// ``Storage/open(retention:)``), so that after a restart ``DataPoint/handle(for:)`` finds an operation that
+        /// finished within the window, and no other.
         public var retention: Duration
         /// The largest payload an operation may carry; 16 MiB by default.
         public var maximumPayloadSize: Int

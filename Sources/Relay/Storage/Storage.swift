@@ -17,6 +17,15 @@ public protocol Storage: Sendable {
     /// - Throws: ``RelayError`` when the store cannot be opened or is corrupt.
     func open() async throws -> StoredState
 
+    /// Opens the store for a DataPoint whose finished operations are kept for `retention`; a store that drops
+    /// finished operations when it folds its state keeps them that long, so that ``DataPoint/handle(for:)`` finds
+    /// them after a restart exactly as long as before it. By default, ``open()``.
+    ///
+    /// - Parameter retention: The DataPoint's ``DataPoint/Configuration/retention``.
+    /// - Returns: The stored state; ``StoredState/empty`` for a new store.
+    /// - Throws: ``RelayError`` when the store cannot be opened or is corrupt.
+    func open(retention: Duration) async throws -> StoredState
+
     /// Appends transitions in order and returns a ticket for their durability.
     ///
     /// - Parameter records: The transitions, oldest first.
@@ -44,6 +53,11 @@ public protocol Storage: Sendable {
 extension Storage {
     /// Stores keep the records they are given unless they say otherwise.
     public var keepsRecords: Bool { true }
+
+    /// Opens the store as ``open()`` does: a store that keeps every finished operation needs no window.
+    public func open(retention: Duration) async throws -> StoredState {
+        try await open()
+    }
 }
 
 /// A position in a store's record stream, used to wait for durability.

@@ -36,6 +36,12 @@ extension StoredState {
             sequences = state.sequences
             operations = state.operations
             for (index, sequence) in sequences.enumerated() { sequenceIndex[sequence.name] = index }
+            // A snapshot keeps no date of its own: the latest its operations carry stands for it.
+            for entry in operations {
+                let latest = max(
+                    entry.enqueuedAt, entry.firstStartedAt ?? .distantPast, entry.finishedAt ?? .distantPast)
+                latestDate = max(latestDate ?? latest, latest)
+            }
         }
 
         /// Indexes the snapshot's operations on the first record that needs it, so that reopening a store with an empty
@@ -112,7 +118,8 @@ extension StoredState {
             }
         }
 
-        /// The folded state; operations that finished more than `retention` before the latest record are forgotten.
+        /// The folded state; operations that finished `retention` or more before the latest record are forgotten, so
+        /// that a retention of zero keeps none.
         ///
         /// Consuming, so that a million operations move into the state instead of being copied.
         ///
@@ -124,7 +131,7 @@ extension StoredState {
                 latestDate.map { $0.addingTimeInterval(-retention.relaySeconds) }
             }
             if let cutoff {
-                operations.removeAll { entry in entry.finishedAt.map { $0 < cutoff } ?? false }
+                operations.removeAll { entry in entry.finishedAt.map { $0 <= cutoff } ?? false }
             }
             return StoredState(
                 lastSnapshot: lastSnapshot,

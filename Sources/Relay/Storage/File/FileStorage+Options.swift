@@ -19,11 +19,6 @@ extension FileStorage {
     public struct Options: Sendable, Hashable {
         /// When the journal is synced; ``FsyncPolicy/always`` by default.
         public var fsync: FsyncPolicy
-        /// How long finished operations stay in the store; one hour by default.
-        ///
-        /// Within it, ``DataPoint/handle(for:)`` re-attaches to them after a restart. Keep it at least as long as
-        /// the DataPoint's retention.
-        public var retention: Duration
         /// The journal size, in bytes, past which the store folds it into a new snapshot; 64 MiB by default.
         public var compactionThreshold: Int
 
@@ -31,13 +26,11 @@ extension FileStorage {
         ///
         /// - Parameters:
         ///   - fsync: When the journal is synced.
-        ///   - retention: How long finished operations are kept.
         ///   - compactionThreshold: The journal size that triggers compaction.
         public init(
-            fsync: FsyncPolicy = .always, retention: Duration = .seconds(3600), compactionThreshold: Int = 64 << 20
+            fsync: FsyncPolicy = .always, compactionThreshold: Int = 64 << 20
         ) {
             self.fsync = fsync
-            self.retention = retention
             self.compactionThreshold = compactionThreshold
         }
     }

@@ -81,6 +81,16 @@ public final class FileStorage: Storage {
     ///   ``RelayError/Code/corruptStore`` or ``RelayError/Code/unsupportedFormat`` for a damaged or newer store, and
     ///   ``RelayError/Code/storageFailure`` when the files cannot be read or written, or the store was opened before.
     public func open() async throws -> StoredState {
+        try await open(retention: .seconds(3600))
+    }
+
+    /// Opens the store, keeping finished operations for `retention`, the DataPoint's window: through the recovery
+    /// that opening is, and through every compaction after it.
+    ///
+    /// - Parameter retention: How long finished operations stay in the store once they end.
+    /// - Returns: The stored state, with its ``StoredState/recovery`` report.
+    /// - Throws: The errors of ``open()``.
+    public func open(retention: Duration) async throws -> StoredState {
         let first = state.withLock { state in
             defer { state.opened = true }
             return !state.opened
@@ -89,7 +99,7 @@ public final class FileStorage: Storage {
             throw RelayError(
                 .storageFailure, "the store at \(folder.path) was opened before; create another to reopen it")
         }
-        let stored = try await journal.open()
+        let stored = try await journal.open(retention: retention)
         state.withLock { $0.report = stored.recovery }
         return stored
     }
@@ -144,7 +154,8 @@ public final class FileStorage: Storage {
     ///
     /// - Parameters:
     ///   - folder: The store's folder.
-    ///   - retention: How long finished operations are kept, as the store's options say; `nil` keeps them all.
+    ///   - retention: How long finished operations are kept, as the DataPoint's configuration says; `nil` keeps them
+    ///     all.
     /// - Returns: The stored state, with its ``StoredState/recovery`` report.
     /// - Throws: ``RelayError`` with ``RelayError/Code/corruptStore`` or ``RelayError/Code/unsupportedFormat`` for a
     ///   damaged or newer store, and ``RelayError/Code/storageFailure`` when the files cannot be read.

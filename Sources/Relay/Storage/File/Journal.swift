@@ -20,6 +20,8 @@ final class Journal: GroupCommitWriter, Sendable {
         var size = 0
         var lastSync: Int64?
         var syncs = 0
+        /// How long finished operations stay through compactions: the DataPoint's retention, given at open.
+        var retention: Duration = .seconds(3600)
     }
 
     let paths: FileStorage.Paths
@@ -47,9 +49,9 @@ final class Journal: GroupCommitWriter, Sendable {
 
     /// Takes the folder's lock, folds the snapshot and the journal, repairs what recovery repairs, and keeps the
     /// files open for writing.
-    func open() async throws -> StoredState {
+    func open(retention: Duration) async throws -> StoredState {
         let paths = self.paths
-        let retention = options.retention
+        files.withLock { $0.retention = retention }
         let opened = try await onIO { () throws -> FileStorage.Opened in
             try POSIXFile.makeFolder(paths.folder)
             let lock = try POSIXFile.lock(paths.lock)
@@ -93,9 +95,8 @@ final class Journal: GroupCommitWriter, Sendable {
     /// Only the writer that has the log to itself calls it, after writing everything it took, so the files hold
     /// every acknowledged record.
     func compact() async throws {
-        let (journal, generation) = files.withLock { ($0.journal, $0.generation) }
+        let (journal, generation, retention) = files.withLock { ($0.journal, $0.generation, $0.retention) }
         let paths = self.paths
-        let retention = options.retention
         let fresh = try await onIO { () throws -> Int32 in
             let folded = try FileStorage.fold(paths, retention: retention)
             try POSIXFile.replace(
