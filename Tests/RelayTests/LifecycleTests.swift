@@ -135,7 +135,7 @@ struct LifecycleTests {
     func withWaitsForPending() async throws {
         let gate = Gate()
         let ran = Log<UUID>()
-        let later = try CallSequence.Name("later")
+        let later: CallSequence.Name = "later"
         let (point, waiting) = try await DataPoint.with(
             storage: .volatile, configuration: testConfiguration, waitForPending: true
         ) { point in
