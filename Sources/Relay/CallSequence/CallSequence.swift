@@ -57,6 +57,12 @@ public actor CallSequence {
         core?.read { $0.suspensionCount(of: name) } ?? detachedSuspensions
     }
 
+    /// Why the sequence is offline, naming the destination it could not reach, or `nil` while it is online; an
+    /// offline sequence starts nothing until a probe of that destination answers.
+    public var offlineReason: String? {
+        core?.read { $0.offlineReason(of: name) }
+    }
+
     /// Changes how many operations may run at once, effective immediately.
     ///
     /// Raising it starts waiting operations at once; lowering it cancels nothing that already runs.

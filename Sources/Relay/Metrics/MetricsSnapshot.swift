@@ -17,6 +17,8 @@ public struct MetricsSnapshot: Sendable, Hashable {
         public var failed = 0
         /// Operations that finished `cancelled`.
         public var cancelled = 0
+        /// Pending operations that would start but for their offline sequence: they wait for its destination.
+        public var offline = 0
 
         /// Creates counts, all zero.
         public init() {}
@@ -80,6 +82,7 @@ public struct MetricsSnapshot: Sendable, Hashable {
             sum.skipped += counts.skipped
             sum.failed += counts.failed
             sum.cancelled += counts.cancelled
+            sum.offline += counts.offline
         }
     }
 }
@@ -98,8 +101,8 @@ extension MetricsSnapshot: CustomStringConvertible {
 extension MetricsSnapshot.Counts: CustomStringConvertible {
     /// `2 pending, 1 running, 40 completed, 0 skipped, 1 failed, 0 cancelled`.
     public var description: String {
-        "\(pending) pending, \(running) running, \(completed) completed, \(skipped) skipped, \(failed) failed, "
-            + "\(cancelled) cancelled"
+        "\(pending) pending" + (offline > 0 ? " (\(offline) offline)" : "")
+            + ", \(running) running, \(completed) completed, \(skipped) skipped, \(failed) failed, \(cancelled) cancelled"
     }
 }
 

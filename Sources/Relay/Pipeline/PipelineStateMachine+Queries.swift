@@ -57,13 +57,19 @@ extension PipelineStateMachine {
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
+        if let offline = lane.offline { return .offline(offline.reason) }
         if suspensionCount > 0 || lane.suspensionCount > 0 { return .suspended }
         return .ready
     }
 
     func metricsSnapshot(droppedEvents: Int) -> MetricsSnapshot {
         var sequences: [CallSequence.Name: MetricsSnapshot.Counts] = [:]
-        for lane in lanes { sequences[lane.name] = lane.counts }
+        for lane in lanes {
+            var counts = lane.counts
+            // Everything ready in an offline sequence waits for its destination.
+            if lane.isOffline { counts.offline = lane.readyCount }
+            sequences[lane.name] = counts
+        }
         return MetricsSnapshot(
             sequences: sequences,
             running: runningTotal,
@@ -100,6 +106,10 @@ extension PipelineStateMachine {
     func sequenceConfiguration(_ name: CallSequence.Name) -> (bunchSize: Int, algorithm: CallSequence.Algorithm)? {
         guard let lane = laneIndex[name] else { return nil }
         return (lanes[Int(lane)].bunchSize, lanes[Int(lane)].algorithm)
+    }
+
+    func offlineReason(of name: CallSequence.Name) -> String? {
+        laneIndex[name].flatMap { lanes[Int($0)].offline?.reason }
     }
 
     func suspensionCount(of name: CallSequence.Name?) -> Int {

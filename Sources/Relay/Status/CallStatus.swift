@@ -38,6 +38,9 @@ public struct CallStatus: Sendable, Hashable {
         case retry(at: Date)
         /// Its sequence uses ``CallSequence/Algorithm/commitGraph`` and an earlier commit has not finished.
         case earlierCommit
+        /// Its sequence is offline: an operation of it could not reach its destination, and the sequence starts nothing
+        /// until a probe of that destination answers. The reason names the destination and the failure.
+        case offline(String)
         /// Its sequence or the whole DataPoint is suspended.
         case suspended
         /// It is ready and starts when its sequence has a free slot and the DataPoint runs.
@@ -88,6 +91,7 @@ extension CallStatus.Waiting: CustomStringConvertible {
         case .held(let until): "held until \(until.readable)"
         case .retry(let date): "retry at \(date.readable)"
         case .earlierCommit: "waiting for an earlier commit"
+        case .offline(let reason): "offline: \(reason)"
         case .suspended: "suspended"
         case .ready: "ready"
         }

@@ -99,6 +99,33 @@ struct HTTPMetricsAndOfflineTests {
         #expect(Set(server.idempotencyKeys) == [operation.idempotencyKey])
     }
 
+    @Test("S9/S14: while a sequence is offline, status, the sequence and metrics say so, naming the destination")
+    func offlineShows() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/orders", [.dropConnection])
+        server.setDefault("/orders", .status(201))
+        let operation = try CallOperation.http(HTTPCall(method: .post, url: server.url("/orders")))
+        try await withManualPoint { point, clock in
+            let recorder = EventRecorder(point)
+            let handle = try await point.enqueue(operation)
+            _ = await recorder.waitFor { $0.kind.isSuspended }
+            let origin = "127.0.0.1:\(server.port)"
+            guard case .pending(.offline(let reason)) = point.status(of: handle.id)?.state else {
+                Issue.record("expected the operation to wait for its destination")
+                return
+            }
+            #expect(reason.contains(origin))
+            #expect(await point.sequence(named: .data)?.offlineReason?.contains(origin) == true)
+            #expect(point.metrics().total.offline == 1)
+            #expect(point.metrics().total.description.hasPrefix("1 pending (1 offline)"))
+            clock.advance(by: .milliseconds(250))
+            #expect(try await handle.response.status == 201)
+            #expect(await point.sequence(named: .data)?.offlineReason == nil)
+            #expect(point.metrics().total.offline == 0)
+        }
+    }
+
     @Test(
         "S9: a host name that does not resolve suspends the sequence; cancelling its operation resumes the sequence"
     )
