@@ -157,6 +157,22 @@ struct LifecycleTests {
         #expect(point.status(of: waiting.id)?.state == .pending(.suspended))
     }
 
+    @Test("S15: once stopped, a DataPoint lets go of its executors: one that holds the DataPoint keeps it no longer")
+    func stoppedPointReleasesExecutors() async throws {
+        weak var released: DataPoint?
+        try await DataPoint.with(storage: .volatile, configuration: testConfiguration) { point in
+            point.register(
+                ClosureExecutor { _, _ in
+                    _ = try await point.suspend()
+                    _ = try await point.resume()
+                    return .completed(Data())
+                }, for: "holds")
+            _ = try await point.execute(CallOperation(kind: "holds"))
+            released = point
+        }
+        #expect(released == nil)
+    }
+
     @Test("S15: a scope that throws still shuts the DataPoint down")
     func throwingScopeShutsDown() async throws {
         struct Expected: Error {}

@@ -86,6 +86,15 @@ extension PipelineStateMachine {
             for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
             for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
         }
+        releaseExecutors()
+    }
+
+    /// Lets go of every executor once nothing can run them any more: an executor that holds its DataPoint (one that
+    /// suspends it, say) would otherwise keep it, and its operations, alive for good.
+    private mutating func releaseExecutors() {
+        let stopped = StoppedExecutor()
+        executors = executors.map { _ in stopped }
+        for lane in lanes.indices { lanes[lane].offline?.executor = stopped }
     }
 
     /// Parks a wait until the DataPoint starts to run, or returns `true` when it has left `.idle` already or the wait
@@ -181,5 +190,12 @@ extension PipelineStateMachine {
         }
         for (slot, result) in cancellations { finish(slot, result, now: now) }
         for slot in restored { reevaluate(slot, now: now) }
+    }
+}
+
+/// What stands in for every executor of a DataPoint that has stopped; nothing calls it.
+private struct StoppedExecutor: CallExecutor {
+    func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        .failed(reason: "the DataPoint has shut down")
     }
 }

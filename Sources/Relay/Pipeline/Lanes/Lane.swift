@@ -101,7 +101,7 @@ struct Lane: Sendable {
 /// Why a lane is offline, and who probes for its return.
 struct Offline: Sendable {
     let reason: String
-    let executor: any CallExecutor
+    var executor: any CallExecutor
     let operation: CallOperation
     /// The worker that probes; `nil` until one claims the job.
     var prober: UInt64?
