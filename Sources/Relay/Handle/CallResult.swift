@@ -7,7 +7,10 @@ public enum CallResult: Sendable, Hashable {
     /// The executor skipped the work.
     case skipped
     /// The operation failed: the executor said so, or the retry policy gave up.
-    case failed(CallFailure)
+    ///
+    /// Boxed: a failure keeps a response, and held inline it would grow every slot and stored operation that keeps a
+    /// result, though failures are rare.
+    indirect case failed(CallFailure)
     /// The operation was cancelled, by request or because a dependency failed or was cancelled.
     case cancelled(CallCancellation)
 }
