@@ -77,7 +77,7 @@ struct HTTPMetricsAndOfflineTests {
         server.releaseStalled()
     }
 
-    @Test("S9: a connection dropped before any response suspends the sequence without using up the attempt")
+    @Test("S9/S14: a dropped connection suspends the sequence, costs no attempt, and shows in status and metrics")
     func droppedConnectionGoesOffline() async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
@@ -91,25 +91,7 @@ struct HTTPMetricsAndOfflineTests {
             #expect(suspended.first.map { "\($0.kind)" }?.contains("lost before a response") == true)
             let report = recorder.kinds(of: handle.id).compactMap(\.report).first
             #expect(report?.error?.contains("lost before a response") == true)
-            clock.advance(by: .milliseconds(250))
-            #expect(try await handle.response.status == 201)
-            #expect(point.status(of: handle.id)?.attempts == 1)
-        }
-        #expect(server.requests(to: "/orders").compactMap { $0.header("Idempotency-Key") }.count == 2)
-        #expect(Set(server.idempotencyKeys) == [operation.idempotencyKey])
-    }
 
-    @Test("S9/S14: while a sequence is offline, status, the sequence and metrics say so, naming the destination")
-    func offlineShows() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.script("/orders", [.dropConnection])
-        server.setDefault("/orders", .status(201))
-        let operation = try CallOperation.http(HTTPCall(method: .post, url: server.url("/orders")))
-        try await withManualPoint { point, clock in
-            let recorder = EventRecorder(point)
-            let handle = try await point.enqueue(operation)
-            _ = await recorder.waitFor { $0.kind.isSuspended }
             let origin = "127.0.0.1:\(server.port)"
             guard case .pending(.offline(let reason)) = point.status(of: handle.id)?.state else {
                 Issue.record("expected the operation to wait for its destination")
@@ -119,11 +101,15 @@ struct HTTPMetricsAndOfflineTests {
             #expect(await point.sequence(named: .data)?.offlineReason?.contains(origin) == true)
             #expect(point.metrics().total.offline == 1)
             #expect(point.metrics().total.description.hasPrefix("1 pending (1 offline)"))
+
             clock.advance(by: .milliseconds(250))
             #expect(try await handle.response.status == 201)
+            #expect(point.status(of: handle.id)?.attempts == 1)
             #expect(await point.sequence(named: .data)?.offlineReason == nil)
             #expect(point.metrics().total.offline == 0)
         }
+        #expect(server.requests(to: "/orders").compactMap { $0.header("Idempotency-Key") }.count == 2)
+        #expect(Set(server.idempotencyKeys) == [operation.idempotencyKey])
     }
 
     @Test(
