@@ -87,6 +87,10 @@ extension DataPoint {
 
     /// Enqueues an operation and waits for its result.
     ///
+    /// - Important: The operation runs on its sequence, ``CallSequence/Name/data`` unless it names another, and `data`
+    ///   runs one operation at a time by default: a server whose concurrent requests each call `execute` runs their
+    ///   operations one after another. Give them a sequence of their own with a larger bunch size.
+    ///
     /// ```swift
     /// let data = try await point.execute(CallOperation(kind: "fetch"))
     /// ```

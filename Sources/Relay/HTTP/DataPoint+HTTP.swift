@@ -3,18 +3,30 @@ import Foundation
 extension DataPoint {
     /// Enqueues an HTTP call as one operation and waits for its response.
     ///
+    /// - Important: The call runs on ``CallSequence/Name/data`` unless `sequence` names another, and `data` runs one
+    ///   operation at a time by default: a server that executes calls from concurrent requests runs them one after
+    ///   another. Give them a sequence of their own with a larger bunch size, and name it here.
+    ///
     /// ```swift
-    /// let response = try await point.execute(HTTPCall(url: URL(string: "https://api.example.com/health")!))
+    /// try await point.upsertCallSequence(CallSequence(name: "webhooks", bunchSize: 32))
+    /// let response = try await point.execute(HTTPCall(url: hook, body: .data(payload)), on: "webhooks")
     /// print(response.status, response.rawString)
     /// ```
     ///
-    /// - Parameter call: The call.
+    /// - Parameters:
+    ///   - call: The call.
+    ///   - sequence: The sequence it runs on; by default the one ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:)``
+    ///     chooses: `data`, or `downloads` and `uploads` for calls with a destination or a file body.
     /// - Returns: The accepted response.
     /// - Throws: ``RelayError``: the call's validation errors, ``RelayError/Code/operationFailed`` when the call
     ///   fails for good (a status that is neither accepted nor retryable, or retries used up), and the errors of
     ///   ``execute(_:)-(CallOperation)``.
-    public nonisolated func execute(_ call: HTTPCall) async throws -> CallResponse {
-        try await enqueue(try CallOperation.http(call)).response
+    public nonisolated func execute(_ call: HTTPCall, on sequence: CallSequence.Name? = nil) async throws
+        -> CallResponse
+    {
+        let operation =
+            try sequence.map { try CallOperation.http(call, sequenceName: $0) } ?? CallOperation.http(call)
+        return try await enqueue(operation).response
     }
 
     /// Enqueues an HTTP call, waits for its response, and decodes the JSON body.
@@ -27,15 +39,17 @@ extension DataPoint {
     ///   - call: The call.
     ///   - type: The type of the body.
     ///   - decoder: The decoder; a default `JSONDecoder` unless given.
+    ///   - sequence: The sequence it runs on (see ``execute(_:on:)``).
     /// - Returns: The decoded body.
-    /// - Throws: The errors of ``execute(_:)-(HTTPCall)``, and ``RelayError/Code/responseDecoding`` when the body
+    /// - Throws: The errors of ``execute(_:on:)``, and ``RelayError/Code/responseDecoding`` when the body
     ///   does not decode.
     public nonisolated func execute<Value: Decodable>(
         _ call: HTTPCall,
         as type: Value.Type,
-        using decoder: JSONDecoder = JSONDecoder()
+        using decoder: JSONDecoder = JSONDecoder(),
+        on sequence: CallSequence.Name? = nil
     ) async throws -> Value {
-        try await execute(call).decode(type, using: decoder)
+        try await execute(call, on: sequence).decode(type, using: decoder)
     }
 }
 

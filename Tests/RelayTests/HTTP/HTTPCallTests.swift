@@ -164,4 +164,26 @@ struct HTTPCallTests {
             }
         }
     }
+
+    @Test("S4: execute names the sequence a call runs on; calls on a wider sequence go out side by side")
+    func executeOnASequence() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/hook", LoopbackServer.Reply.status(204).heldUntilReleased())
+        try await DataPoint.with(storage: .volatile, configuration: testConfiguration) { point in
+            try await point.upsertCallSequence(CallSequence(name: "webhooks", bunchSize: 4))
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await point.execute(HTTPCall(method: .post, url: server.url("/hook")), on: "webhooks")
+                            .status
+                    }
+                }
+                // All four are at the server at once; on `data`, with its bunch of one, only one would be.
+                await server.waitForRequests(4)
+                server.releaseStalled()
+                for try await status in group { #expect(status == 204) }
+            }
+        }
+    }
 }
