@@ -185,4 +185,36 @@ struct EventTests {
             #expect(await consumer.value == 0)
         }
     }
+
+    @Test("S13/S15: event and metrics streams end as a graceful shutdown begins, while an operation still runs")
+    func streamsEndWhenStopping() async throws {
+        let gate = Gate()
+        let clock = ManualClock()
+        // A grace period that the manual clock never reaches: the DataPoint stays stopping while the operation runs.
+        let configuration = DataPoint.Configuration(shutdownGracePeriod: .seconds(100))
+        let point = try await DataPoint(storage: .volatile, clock: clock, configuration: configuration)
+        point.registerGated(gate)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await point.run() }
+            let everything = point.events()
+            let handle = try await point.enqueue(CallOperation(kind: .gated))
+            let following = try handle.events()
+            let metrics = point.metrics(every: .seconds(1))
+            await gate.waitForArrivals(1)
+
+            point.beginShutdown()
+            for await _ in everything {}
+            for await _ in following {}
+            // The metrics stream sleeps until its next snapshot is due, beside the timer loop's sleep.
+            async let metricsEnded: Void = { for await _ in metrics {} }()
+            await clock.waitForSleepers(2)
+            clock.advance(by: .seconds(1))
+            await metricsEnded
+            // The streams ended with the operation still running, inside the grace period.
+            #expect(point.status(of: handle.id)?.state == .running(attempt: 1))
+            gate.open()
+            try await group.waitForAll()
+            #expect(try await handle.outcome == .completed(Data()))
+        }
+    }
 }

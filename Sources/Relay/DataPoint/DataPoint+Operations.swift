@@ -205,15 +205,20 @@ extension DataPoint {
 
     /// Every event from now on, in a stream of its own with a bounded buffer.
     ///
+    /// The stream ends as soon as the DataPoint begins to shut down, so that a consumer a graceful shutdown waits for,
+    /// such as a server's handler that streams events to a client, never holds the shutdown up. Events of the grace
+    /// period, such as the ends of operations still running, do not reach it; their handles have their outcomes.
+    ///
     /// - Parameter bufferSize: How many events to buffer before dropping the oldest; the configuration's by default.
-    /// - Returns: The events; the stream ends when the DataPoint shuts down.
+    /// - Returns: The events; the stream ends when the DataPoint begins to shut down.
     public nonisolated func events(bufferSize: Int? = nil) -> CallEventStream {
         // Subscribing to every operation cannot fail.
         (try? core.subscribe(to: nil, bufferSize: bufferSize ?? configuration.eventBufferSize))
             ?? CallEventStream(lifetime: SubscriptionLifetime(subscription: EventSubscription(capacity: 1)) {})
     }
 
-    /// One operation's events from now on; the stream ends after its terminal event.
+    /// One operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to
+    /// shut down (see ``events(bufferSize:)``).
     ///
     /// - Parameters:
     ///   - id: The operation's id.
@@ -234,7 +239,8 @@ extension DataPoint {
     /// A snapshot of the metrics after every interval on the DataPoint's clock.
     ///
     /// - Parameter interval: Time between snapshots.
-    /// - Returns: The periodic snapshots; the stream ends when the DataPoint shuts down.
+    /// - Returns: The periodic snapshots; the stream ends at the first snapshot due after the DataPoint begins to shut
+    ///   down.
     public nonisolated func metrics(every interval: Duration) -> MetricsStream {
         MetricsStream(core: core, interval: interval)
     }

@@ -90,6 +90,19 @@ struct EventHub: Sendable {
         pending = []
     }
 
+    /// Ends the streams that end as the DataPoint begins to stop (see ``EventSink/endsWhenStopping``).
+    mutating func closeStreamsEndingAtStop() {
+        flushEverything()
+        for subscriber in everything where subscriber.sink.endsWhenStopping { steps.append(.close(subscriber.sink)) }
+        everything.removeAll { $0.sink.endsWhenStopping }
+        for (operationID, followers) in perOperation {
+            for follower in followers where follower.sink.endsWhenStopping { steps.append(.close(follower.sink)) }
+            let staying = followers.filter { !$0.sink.endsWhenStopping }
+            perOperation[operationID] = staying.isEmpty ? nil : staying
+        }
+        if everything.isEmpty { pending.removeAll() }
+    }
+
     /// Ends every stream, at shutdown.
     mutating func closeAll() {
         flushEverything()

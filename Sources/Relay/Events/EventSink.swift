@@ -12,6 +12,13 @@ package protocol EventSink: AnyObject, Sendable {
 
     /// Resumes a consumer waiting for events, outside the outbox's lock.
     func wake()
+
+    /// Whether the sink ends as soon as the DataPoint begins to shut down, rather than once it has stopped.
+    var endsWhenStopping: Bool { get }
+}
+
+extension EventSink {
+    package var endsWhenStopping: Bool { false }
 }
 
 /// What delivering events to a sink requires.

@@ -35,6 +35,10 @@ final class EventSubscription: EventSink {
         self.capacity = max(1, capacity)
     }
 
+    /// A stream ends as the DataPoint begins to stop, so that a consumer that a graceful shutdown waits for, such as a
+    /// server's handler, is not held by it.
+    var endsWhenStopping: Bool { true }
+
     func receive(_ events: [CallEvent]) -> EventDelivery {
         state.withLock { state in
             guard !state.closed, !events.isEmpty else { return EventDelivery(needsWake: false, dropped: 0) }

@@ -79,7 +79,8 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         core.readWithDirectory { $0.status(of: id, in: $1, now: core.clock.now) }
     }
 
-    /// The operation's events from now on; the stream ends after its terminal event.
+    /// The operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to
+    /// shut down (see ``DataPoint/events(bufferSize:)``).
     ///
     /// - Parameter bufferSize: How many events the stream buffers before it drops the oldest.
     /// - Returns: The operation's events.

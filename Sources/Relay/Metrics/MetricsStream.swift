@@ -23,7 +23,8 @@ public struct MetricsStream: AsyncSequence, Sendable {
         let interval: Int64
         var next: Int64?
 
-        /// The next snapshot, or `nil` once the DataPoint has stopped or the task is cancelled.
+        /// The next snapshot, or `nil` once the DataPoint has begun to stop (at the first snapshot due after it) or the
+        /// task is cancelled.
         ///
         /// - Returns: The next snapshot.
         public mutating func next() async -> MetricsSnapshot? {
@@ -34,8 +35,11 @@ public struct MetricsStream: AsyncSequence, Sendable {
             } catch {
                 return nil
             }
-            return core.read {
-                $0.lifecycle == .stopped ? nil : $0.metricsSnapshot(droppedEvents: core.events.droppedEvents)
+            return core.read { machine in
+                switch machine.lifecycle {
+                case .stopping, .stopped: nil
+                case .idle, .running: machine.metricsSnapshot(droppedEvents: core.events.droppedEvents)
+                }
             }
         }
     }

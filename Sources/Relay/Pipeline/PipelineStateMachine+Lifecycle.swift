@@ -45,6 +45,7 @@ extension PipelineStateMachine {
             completeShutdown(now: now)
         case .running:
             lifecycle = .stopping(deadline: deadline)
+            hub.closeStreamsEndingAtStop()
             interruptBatches(lane: nil)
             for lane in lanes.indices {
                 for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }

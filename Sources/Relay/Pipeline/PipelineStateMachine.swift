@@ -187,15 +187,24 @@ struct PipelineStateMachine: Sendable {
             guard let slot = lookup(operationID, in: directory) else {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
-            if graph[slot].phase == .finished || lifecycle == .stopped {
+            if graph[slot].phase == .finished || hasStopped(for: sink) {
                 hub.close(sink)
                 return 0
             }
-        } else if lifecycle == .stopped {
+        } else if hasStopped(for: sink) {
             hub.close(sink)
             return 0
         }
         return hub.subscribe(sink, to: operationID)
+    }
+
+    /// Whether the DataPoint has gone as far toward stopping as `sink` lasts.
+    private func hasStopped(for sink: any EventSink) -> Bool {
+        switch lifecycle {
+        case .idle, .running: false
+        case .stopping: sink.endsWhenStopping
+        case .stopped: true
+        }
     }
 
     mutating func unsubscribe(_ id: UInt64, from operationID: UUID?) {
