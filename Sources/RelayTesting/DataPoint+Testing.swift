@@ -5,10 +5,10 @@ extension DataPoint {
     ///
     /// Operations waiting for a hold, a retry, a dependency or a resume do not count, so a test can advance a manual
     /// clock or resume a sequence next. A hold or a retry whose time the clock has passed does count until the
-    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Operations of
-    /// a sequence that is offline do not count either: its probe waits for the clock too, so wait for its `resumed`
-    /// event, or for a handle, after advancing the clock. A DataPoint that is not running is idle as soon as nothing
-    /// runs. The wait ends as soon as the waiting task is cancelled.
+    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Operations that
+    /// wait for an offline destination do not count either, as its probe waits for the clock too; once the clock
+    /// passes the probe's time, `idle()` waits for the probe and for what its answer lets start. A DataPoint that is
+    /// not running is idle as soon as nothing runs. The wait ends as soon as the waiting task is cancelled.
     public nonisolated func idle() async {
         await waitUntilIdle()
     }
@@ -16,7 +16,7 @@ extension DataPoint {
     /// Returns once nothing more can start without outside input, while operations may still run.
     ///
     /// Use it to check what a full sequence does not start: after it returns, every operation that could start has
-    /// started, and the rest wait for a free slot, a hold, a retry, a dependency, a resume, or an offline sequence's
+    /// started, and the rest wait for a free slot, a hold, a retry, a dependency, a resume, or an offline destination's
     /// probe.
     public nonisolated func settled() async {
         await waitUntilSettled()

@@ -50,7 +50,8 @@ struct OutcomeAndRetryTests {
         try await withManualPoint { point, _ in
             point.register(ClosureExecutor { _, _ in throw Boom() }, for: "throws")
             let handle = try await point.enqueue(CallOperation(kind: "throws", retryPolicy: .never))
-            #expect(try await handle.outcome == .failed(CallFailure(reason: "boom", attempts: 1)))
+            #expect(
+                try await handle.outcome == .failed(CallFailure(reason: "boom", attempts: 1, cause: .retriesExhausted)))
             // The engine keeps running.
             #expect(
                 try await point.execute(CallOperation(kind: .echo, payload: Data("alive".utf8))) == Data("alive".utf8))
@@ -111,7 +112,9 @@ struct OutcomeAndRetryTests {
                 await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(10))
             }
-            #expect(try await handle.outcome == .failed(CallFailure(reason: "still busy", attempts: 3)))
+            #expect(
+                try await handle.outcome
+                    == .failed(CallFailure(reason: "still busy", attempts: 3, cause: .retriesExhausted)))
         }
     }
 
@@ -176,7 +179,8 @@ struct OutcomeAndRetryTests {
                 clock.advance(by: .seconds(4))
             }
             // Attempt 3 ends at 8 s; a fourth would start at 12 s, past the 10 s limit.
-            #expect(try await handle.outcome == .failed(CallFailure(reason: "slow", attempts: 3)))
+            #expect(
+                try await handle.outcome == .failed(CallFailure(reason: "slow", attempts: 3, cause: .retriesExhausted)))
         }
     }
 

@@ -210,8 +210,10 @@ struct StoreDamageTests {
                 _ = try await point.handle(for: second.id).value
             }
             let journal = try Data(contentsOf: folder.journal)
-            #expect(journal.littleEndianInteger(at: 4, bytes: 4) == 3)
-            #expect(try Data(contentsOf: snapshotURL(folder)).littleEndianInteger(at: 4, bytes: 4) == 3)
+            #expect(journal.littleEndianInteger(at: 4, bytes: 4) == Int(StoreFormat.version))
+            #expect(
+                try Data(contentsOf: snapshotURL(folder)).littleEndianInteger(at: 4, bytes: 4)
+                    == Int(StoreFormat.version))
         }
     }
 }

@@ -57,8 +57,8 @@ public actor CallSequence {
         core?.read { $0.suspensionCount(of: name) } ?? detachedSuspensions
     }
 
-    /// Why the sequence is offline, naming the destination it could not reach, or `nil` while it is online; an
-    /// offline sequence starts nothing until a probe of that destination answers.
+    /// The reasons of the sequence's offline destinations, each naming its destination, or `nil` while every
+    /// destination answers; operations to an offline destination wait until its probe answers, and the others go on.
     public var offlineReason: String? {
         core?.read { $0.offlineReason(of: name) }
     }

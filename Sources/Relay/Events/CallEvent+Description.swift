@@ -27,6 +27,8 @@ extension CallEvent.Kind: CustomStringConvertible {
         case .held: "held"
         case .suspended: "suspended"
         case .resumed: "resumed"
+        case .offline: "offline"
+        case .online: "online"
         case .dropped: "dropped"
         case .recovered: "recovered"
         }
@@ -54,6 +56,10 @@ extension CallEvent.Kind: CustomStringConvertible {
     public var isSuspended: Bool { if case .suspended = self { true } else { false } }
     /// Whether the kind is ``resumed(reason:)``.
     public var isResumed: Bool { if case .resumed = self { true } else { false } }
+    /// Whether the kind is ``offline(destination:reason:)``.
+    public var isOffline: Bool { if case .offline = self { true } else { false } }
+    /// Whether the kind is ``online(destination:reason:)``.
+    public var isOnline: Bool { if case .online = self { true } else { false } }
     /// Whether the kind is ``dropped(count:)``.
     public var isDropped: Bool { if case .dropped = self { true } else { false } }
     /// Whether the kind is ``recovered(_:)``.
@@ -75,6 +81,9 @@ extension CallEvent.Kind: CustomStringConvertible {
         case .held(nil, let context): "hold released" + (context.map { " (\($0))" } ?? "")
         case .suspended(let reason): "suspended: \(reason)"
         case .resumed(let reason): "resumed: \(reason)"
+        case .offline(let destination, let reason):
+            "\(destination) is offline" + (reason.isEmpty ? "" : ": \(reason)")
+        case .online(let destination, let reason): "\(destination) is online: \(reason)"
         case .dropped(let count): "dropped \(count.counted("event")) this subscriber had no room for"
         case .recovered(let report): "recovered: \(report)"
         }

@@ -19,8 +19,8 @@ public struct CallEvent: Sendable, Hashable {
         case started(attempt: Int)
         /// An attempt ended and its executor reported what it observed: for HTTP, the response or the error.
         ///
-        /// Published before the event that follows from the attempt: completed, retryScheduled, failed, or the
-        /// sequence's suspension.
+        /// Published before the event that follows from the attempt: completed, retryScheduled, failed, or its
+        /// destination's going offline.
         case attemptEnded(AttemptReport)
         /// The operation completed.
         case completed(CallMetrics)
@@ -38,6 +38,14 @@ public struct CallEvent: Sendable, Hashable {
         case suspended(reason: String)
         /// A sequence, or the whole DataPoint, starts operations again.
         case resumed(reason: String)
+        /// An operation of the sequence could not reach `destination` (for HTTP, its scheme, host and port): the
+        /// sequence's operations to it wait, their attempts given back, while its other destinations go on.
+        ///
+        /// `reason` is what the executor said, which names the destination too.
+        case offline(destination: String, reason: String)
+        /// The sequence's operations to `destination` may start again: its probe answered, or no operation waits for
+        /// it any more.
+        case online(destination: String, reason: String)
         /// This subscriber's buffer was full and this many older events were dropped.
         case dropped(count: Int)
         /// The DataPoint reopened a store and rebuilt its pipeline; published once, when it starts running.

@@ -27,12 +27,14 @@ public protocol CallExecutor: Sendable {
 
     /// Whether the destination of an operation that came back ``CallOutcome/offline(reason:)`` answers again.
     ///
-    /// While a sequence is offline, one of its workers calls this with backoff on the DataPoint's clock, from a
-    /// quarter of a second up to 30 seconds apart, and resumes the sequence on the first `true`. The default returns
-    /// `true`, so the operation itself is the probe.
+    /// While a destination is offline, one of its sequence's workers calls this on the DataPoint's clock, a quarter
+    /// of a second after it went offline, then twice as far apart after each `false`, up to 30 seconds; the first
+    /// `true` lets the operations that wait for the destination start again. The default returns `true`, so the
+    /// operation itself is the probe; then, after three rounds in which the operation came back offline again, its
+    /// offline outcomes spend attempts. Implement it to wait out an outage of any length.
     ///
-    /// - Parameter operation: The operation that found its destination unreachable.
-    /// - Returns: Whether to resume the sequence.
+    /// - Parameter operation: The first operation that waits for the destination.
+    /// - Returns: Whether the destination answers.
     func probe(_ operation: CallOperation) async -> Bool
 }
 

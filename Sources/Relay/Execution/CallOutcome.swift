@@ -13,10 +13,15 @@ public enum CallOutcome: Sendable, Hashable {
     case retry(after: Duration? = nil, reason: String)
     /// The operation failed for good; no further attempt is made.
     case failed(reason: String)
-    /// The attempt could not reach its destination: the attempt does not count, the operation goes back to the
-    /// front of its sequence, and the sequence suspends until the executor's ``CallExecutor/probe(_:)`` answers.
+    /// The attempt could not reach its destination: the attempt does not count, and the operation waits, with every
+    /// other operation of its sequence to the same destination, until the executor's ``CallExecutor/probe(_:)``
+    /// answers. The sequence's other destinations go on.
     ///
-    /// Events report the sequence `suspended` and, once a probe succeeds, `resumed`, with the reason.
+    /// An HTTP call's destination is its scheme, host and port; another kind's is the kind. Events report the
+    /// destination ``CallEvent/Kind/offline(destination:reason:)`` and, once a probe answers,
+    /// ``CallEvent/Kind/online(destination:reason:)``. Time offline counts toward the retry policy's
+    /// ``RetryPolicy/maximumElapsed``; and after three rounds in which the probe answered at once yet the operation
+    /// came back offline, its offline outcomes spend attempts like ``retry(after:reason:)``.
     case offline(reason: String)
 }
 

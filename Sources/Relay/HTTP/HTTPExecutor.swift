@@ -25,7 +25,8 @@ import Synchronization
 ///   cut to the call's ``HTTPCall/maximumRetryAfter``;
 /// - any other status fails the operation;
 /// - a timeout or a connection lost mid-response retries;
-/// - a host that cannot be reached suspends the sequence without using up the attempt (see ``CallOutcome/offline(reason:)``).
+/// - a host that cannot be reached takes its origin offline for the sequence without using up the attempt (see
+///   ``CallOutcome/offline(reason:)``).
 public struct HTTPExecutor: CallExecutor {
     private let transport: any HTTPTransport
     private let authorizer: (any RequestAuthorizer)?

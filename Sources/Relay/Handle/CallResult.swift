@@ -15,46 +15,6 @@ public enum CallResult: Sendable, Hashable {
     case cancelled(CallCancellation)
 }
 
-/// Why an operation failed.
-public struct CallFailure: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The last reason the executor gave, or the description of the error it threw.
-    public let reason: String
-    /// How many attempts ran.
-    public let attempts: Int
-    /// The last attempt's response, when its executor reported one, as an HTTP call's does.
-    ///
-    /// Decode the server's error from it; its body is cut to ``maximumResponseBody`` bytes.
-    ///
-    /// ```swift
-    /// if case .failed(let failure) = try await handle.outcome, let response = failure.response {
-    ///     let problem = try response.decode(Problem.self)
-    /// }
-    /// ```
-    public let response: CallResponse?
-
-    /// The most bytes of a response body a failure keeps, and stores: 64 KiB.
-    public static let maximumResponseBody = 64 * 1024
-
-    /// Creates a failure description.
-    ///
-    /// - Parameters:
-    ///   - reason: The last reason given.
-    ///   - attempts: How many attempts ran.
-    ///   - response: The last attempt's response; its body is cut to ``maximumResponseBody`` bytes.
-    public init(reason: String, attempts: Int, response: CallResponse? = nil) {
-        self.reason = reason
-        self.attempts = attempts
-        var response = response
-        if let body = response?.body, body.count > Self.maximumResponseBody {
-            response?.body = body.prefix(Self.maximumResponseBody)
-        }
-        self.response = response
-    }
-
-    /// The reason and the number of attempts.
-    public var description: String { "\(reason) (after \(attempts) attempt\(attempts == 1 ? "" : "s"))" }
-}
-
 /// Why an operation was cancelled.
 public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``DataPoint/cancel(_:)`` was called for it.

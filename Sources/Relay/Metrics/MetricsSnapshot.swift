@@ -17,7 +17,7 @@ public struct MetricsSnapshot: Sendable, Hashable {
         public var failed = 0
         /// Operations that finished `cancelled`.
         public var cancelled = 0
-        /// Pending operations that would start but for their offline sequence: they wait for its destination.
+        /// Pending operations that wait for an offline destination to answer its probe.
         public var offline = 0
 
         /// Creates counts, all zero.

@@ -243,8 +243,14 @@ extension PipelineCore {
                     sinceYield = 0
                     await Task.yield()
                 }
-            case .probe(let executor, let operation):
-                await probe(executor, operation, lane: lane)
+            case .probe(let executor, let operation, let destination):
+                let answered = await executor.probe(operation)
+                let now = clock.now
+                perform(
+                    transition {
+                        $0.probeEnded(
+                            destination: destination, lane: lane, worker: worker, answered: answered, now: now)
+                    })
             case .park:
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
@@ -261,8 +267,8 @@ extension PipelineCore {
     /// An operation that finishes within this much time, on average over its batch, lets its worker claim more.
     private static let fastOperation = Duration.microseconds(20)
 
-    /// Whether a worker runs its next claimed operation after one that ended this way: not once the lane went offline,
-    /// and never after an operation it gave back.
+    /// Whether a worker runs its next claimed operation after one that ended this way: not after one that found its
+    /// destination offline (the rest may go there too), and never after an operation it gave back.
     ///
     /// The pipeline stops a worker's batch whenever it cancels the worker's task or begins to stop (see
     /// ``PipelineStateMachine/signalCancel(_:)`` and ``PipelineStateMachine/beginStop(deadline:now:)``), and
@@ -273,25 +279,6 @@ extension PipelineCore {
         switch end {
         case .outcome(.offline), .reported(.offline, _), .returned, .interrupted: return false
         case .outcome, .reported, .error: return true
-        }
-    }
-
-    /// Probes with backoff on the clock until the destination answers, then resumes the lane; returns early when the
-    /// worker is cancelled.
-    private func probe(_ executor: any CallExecutor, _ operation: CallOperation, lane: Int32) async {
-        var delay = Duration.milliseconds(250)
-        while !Task.isCancelled {
-            do {
-                try await clock.sleep(until: clock.now + delay.relayNanoseconds)
-            } catch {
-                return
-            }
-            if await executor.probe(operation) {
-                let now = clock.now
-                perform(transition { $0.endOffline(lane: lane, now: now) })
-                return
-            }
-            delay = min(delay * 2, .seconds(30))
         }
     }
 

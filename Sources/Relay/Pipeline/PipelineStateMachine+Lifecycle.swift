@@ -50,8 +50,8 @@ extension PipelineStateMachine {
             for lane in lanes.indices {
                 for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
                 for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
-                // A probing worker sleeps between probes; wake it so that it exits.
-                if let prober = lanes[lane].offline?.prober { signalCancel(prober) }
+                // A probe may wait seconds for an answer; cancel it, so that its worker exits.
+                for prober in lanes[lane].offline.probers { signalCancel(prober) }
             }
             effects.signals += laneStartWaiters.takeAll()
             rearmTimers()
@@ -95,7 +95,7 @@ extension PipelineStateMachine {
     private mutating func releaseExecutors() {
         let stopped = StoppedExecutor()
         executors = executors.map { _ in stopped }
-        for lane in lanes.indices { lanes[lane].offline?.executor = stopped }
+        for lane in lanes.indices { lanes[lane].offline.replaceExecutors(with: stopped) }
     }
 
     /// Parks a wait until the DataPoint starts to run, or returns `true` when it has left `.idle` already or the wait

@@ -17,12 +17,12 @@ extension PipelineStateMachine {
         }
         switch end {
         case .outcome(let outcome):
-            apply(outcome, to: slot, lane: l, worker: worker, now: now)
+            apply(outcome, to: slot, lane: l, now: now)
         case .reported(let outcome, let report):
             reports[slot] = AttemptFigures(report)
             publish(
                 .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now)
-            apply(outcome, to: slot, lane: l, worker: worker, response: report.response, now: now)
+            apply(outcome, to: slot, lane: l, response: report.response, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .returned:
@@ -68,7 +68,6 @@ extension PipelineStateMachine {
         _ outcome: CallOutcome,
         to slot: Int32,
         lane l: Int,
-        worker: UInt64,
         response: CallResponse? = nil,
         now: Int64
     ) {
@@ -83,7 +82,7 @@ extension PipelineStateMachine {
         case .retry(let after, let reason):
             retryOrFail(slot, reason: reason, requestedDelay: after, response: response, now: now)
         case .offline(let reason):
-            goOffline(slot, lane: l, worker: worker, reason: reason, now: now)
+            goOffline(slot, lane: l, reason: reason, response: response, now: now)
         }
     }
 
@@ -109,7 +108,8 @@ extension PipelineStateMachine {
                 using: &generator
             )
         else {
-            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts, response: response)), now: now)
+            let failure = CallFailure(reason: reason, attempts: attempts, cause: .retriesExhausted, response: response)
+            finish(slot, .failed(failure), now: now)
             return
         }
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
@@ -125,49 +125,6 @@ extension PipelineStateMachine {
             now: now
         )
         reevaluate(slot, now: now)
-    }
-
-    /// The destination could not be reached: the attempt is given back, the operation waits at the front of its
-    /// lane, and the lane stops starting operations until a probe succeeds.
-    mutating func goOffline(_ slot: Int32, lane l: Int, worker: UInt64, reason: String, now: Int64) {
-        if graph[slot].cancelRequested {
-            finish(slot, .cancelled(.requested), now: now)
-            return
-        }
-        graph[slot].attempts -= 1
-        let operation = graph[slot].record.operation
-        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
-        if lanes[l].offline == nil {
-            lanes[l].offline = Offline(
-                reason: reason, executor: executors[Int(graph[slot].executor)], operation: operation, prober: worker)
-            publish(.suspended(reason: "offline: \(reason)"), operation: nil, sequence: lanes[l].name, now: now)
-            // Like a suspension, the lane starts nothing more, claimed operations included.
-            interruptBatches(lane: Int32(l))
-        }
-        reevaluate(slot, now: now)
-    }
-
-    /// A probe succeeded: the lane starts operations again.
-    mutating func endOffline(lane: Int32, now: Int64) {
-        let l = Int(lane)
-        guard let offline = lanes[l].offline else { return }
-        lanes[l].offline = nil
-        publish(
-            .resumed(reason: "online: the destination answered after \(offline.reason)"),
-            operation: nil, sequence: lanes[l].name, now: now)
-        dispatch(lane)
-    }
-
-    /// The operation that found its destination unreachable ended, cancelled: nothing waits for that destination any
-    /// more, so the lane starts operations again, and the next one that cannot reach its own suspends the lane anew.
-    mutating func abandonProbe(lane l: Int, now: Int64) {
-        guard let offline = lanes[l].offline else { return }
-        lanes[l].offline = nil
-        if let prober = offline.prober { signalCancel(prober) }
-        publish(
-            .resumed(reason: "the operation that went offline (\(offline.reason)) ended; the next one tries again"),
-            operation: nil, sequence: lanes[l].name, now: now)
-        dispatch(Int32(l))
     }
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
@@ -202,7 +159,7 @@ extension PipelineStateMachine {
         }
         let id = graph[slot].record.id
         if recording { records.append(.finished(id, result, at: date(now))) }
-        if lanes[l].isOffline(for: id) { abandonProbe(lane: l, now: now) }
+        leaveOffline(slot, lane: l, now: now)
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: slot)
             let kind: CallEvent.Kind =

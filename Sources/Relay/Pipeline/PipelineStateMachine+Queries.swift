@@ -52,12 +52,12 @@ extension PipelineStateMachine {
             return .executorNotRegistered(graph[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
+        if let reason = lane.offline.reason(of: s) { return .offline(reason) }
         let heldUntil = timers.holdEnd(s)
         let retryAt = timers.retryTime(of: s) ?? OperationSlot.never
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
-        if let offline = lane.offline { return .offline(offline.reason) }
         if suspensionCount > 0 || lane.suspensionCount > 0 { return .suspended }
         return .ready
     }
@@ -66,8 +66,7 @@ extension PipelineStateMachine {
         var sequences: [CallSequence.Name: MetricsSnapshot.Counts] = [:]
         for lane in lanes {
             var counts = lane.counts
-            // Everything ready in an offline sequence waits for its destination.
-            if lane.isOffline { counts.offline = lane.readyCount }
+            counts.offline = lane.offline.waitingCount
             sequences[lane.name] = counts
         }
         return MetricsSnapshot(
@@ -109,7 +108,7 @@ extension PipelineStateMachine {
     }
 
     func offlineReason(of name: CallSequence.Name) -> String? {
-        laneIndex[name].flatMap { lanes[Int($0)].offline?.reason }
+        laneIndex[name].flatMap { lanes[Int($0)].offline.summary }
     }
 
     func suspensionCount(of name: CallSequence.Name?) -> Int {

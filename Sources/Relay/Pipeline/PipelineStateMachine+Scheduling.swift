@@ -85,6 +85,7 @@ extension PipelineStateMachine {
             let entry = lanes[l].ready.popFirst()
         {
             guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
+            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now) { continue }
             let batchIndex = UInt8(jobs.count - start + 1)
             jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex))
         }
@@ -101,12 +102,14 @@ extension PipelineStateMachine {
         guard lifecycle == .running, !cancelled else { return exit(worker) }
         if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker) }
         if lanes[l].workers > lanes[l].bunchSize { return exit(worker) }
-        if let probing = lanes[l].assignProbe(to: worker) { return probing }
-        guard suspensionCount == 0, lanes[l].suspensionCount == 0, lanes[l].running < lanes[l].bunchSize else {
-            return .park
+        guard suspensionCount == 0, lanes[l].suspensionCount == 0 else { return .park }
+        if lanes[l].offline.dueProbes > 0, let probe = lanes[l].offline.takeDueProbe(for: worker) {
+            return .probe(probe.executor, graph[probe.slot].record.operation, destination: probe.destination)
         }
+        guard lanes[l].running < lanes[l].bunchSize else { return .park }
         while let entry = lanes[l].ready.popFirst() {
             guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
+            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now) { continue }
             return .run(start(entry.slot, lane: l, worker: worker, now: now))
         }
         return .park
@@ -172,11 +175,6 @@ extension PipelineStateMachine {
         if claimWake { lanes[l].wakesInFlight -= 1 }
         lanes[l].workers -= 1
         if state.doomed { doomedWorkers -= 1 }
-        if lanes[l].offline?.prober == worker {
-            // Another worker takes over the probing.
-            lanes[l].offline?.prober = nil
-            lanes[l].offline?.probing = false
-        }
         effects.signals += state.cancelWaiters.takeAll()
         if lifecycle == .running {
             dispatch(state.lane)

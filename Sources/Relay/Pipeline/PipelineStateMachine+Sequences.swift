@@ -144,6 +144,10 @@ extension PipelineStateMachine {
     /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
     mutating func reevaluate(_ slot: Int32, now: Int64) {
         guard graph[slot].phase == .pending, graph[slot].unfinishedDependencies == 0, !graph[slot].gated else { return }
+        if !lanes[Int(graph[slot].lane)].offline.isEmpty, lanes[Int(graph[slot].lane)].offline.isWaiting(slot) {
+            reevaluateWhileOffline(slot, lane: Int(graph[slot].lane), now: now)
+            return
+        }
         let notBefore = notBefore(slot)
         if notBefore > now {
             wake(slot, at: notBefore)
@@ -185,8 +189,8 @@ extension PipelineStateMachine {
         }
         guard lifecycle == .running, suspensionCount == 0 else { return }
         let l = Int(lane)
-        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0, !lanes[l].isOffline else { return }
-        var demand = lanes[l].readyCount - lanes[l].wakesInFlight
+        guard lanes[l].isRegistered, lanes[l].suspensionCount == 0 else { return }
+        var demand = lanes[l].readyCount + lanes[l].offline.dueProbes - lanes[l].wakesInFlight
         var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
         while demand > 0 && capacity > 0 {
             if let idle = lanes[l].idleWorkers.takeLast() {
@@ -233,9 +237,9 @@ extension PipelineStateMachine {
         let starting = lifecycle == .running && suspensionCount == 0
         if starting, timers.hasWakeup(dueAt: now) { return false }
         return !lanes.contains { lane in
-            guard lane.wakesInFlight == 0 else { return true }
-            guard starting, lane.isRegistered, lane.suspensionCount == 0, !lane.isOffline else { return false }
-            return lane.readyCount > 0 && lane.running < lane.bunchSize
+            guard lane.wakesInFlight == 0, !lane.offline.isProbing else { return true }
+            guard starting, lane.isRegistered, lane.suspensionCount == 0 else { return false }
+            return (lane.readyCount > 0 || lane.offline.dueProbes > 0) && lane.running < lane.bunchSize
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// rest.
 ///
 /// The parts: the ``OperationGraph`` (operations, ids and dependency edges), the ``Lane`` of each sequence (its ready
-/// queue, workers and offline probe), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention`` (finished
+/// queue, workers and offline destinations), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention`` (finished
 /// operations kept for re-attachment) and the ``EventHub`` (subscribers).
 ///
 /// A pure value: every event is a `mutating func` that returns its answer and leaves what the shell must do in three
@@ -31,8 +31,9 @@ struct PipelineStateMachine: Sendable {
 
     enum NextJob: Sendable {
         case run(Job)
-        /// The lane is offline and this worker probes until the destination answers.
-        case probe(any CallExecutor, CallOperation)
+        /// A destination of the lane is offline and its probe is due: the worker asks the executor whether the
+        /// destination answers, sending the operation, and reports the answer.
+        case probe(any CallExecutor, CallOperation, destination: String)
         case park
         case exit
 

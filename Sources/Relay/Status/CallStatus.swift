@@ -38,8 +38,9 @@ public struct CallStatus: Sendable, Hashable {
         case retry(at: Date)
         /// Its sequence uses ``CallSequence/Algorithm/commitGraph`` and an earlier commit has not finished.
         case earlierCommit
-        /// Its sequence is offline: an operation of it could not reach its destination, and the sequence starts nothing
-        /// until a probe of that destination answers. The reason names the destination and the failure.
+        /// Its destination is offline: it, or an operation of its sequence to the same destination, could not reach
+        /// it, and it waits until a probe of the destination answers. The reason names the destination and the
+        /// failure.
         case offline(String)
         /// Its sequence or the whole DataPoint is suspended.
         case suspended

@@ -130,7 +130,7 @@ struct HTTPCallTests {
         #expect(server.requests.isEmpty)
     }
 
-    @Test("S8: a failed call keeps its last response, its body bounded, and keeps it across a restart")
+    @Test("S8: a failed call keeps its cause and last response, its body bounded, and keeps both across a restart")
     func failureKeepsTheResponse() async throws {
         struct Problem: Decodable { let error: String }
         let server = try LoopbackServer()
@@ -147,6 +147,7 @@ struct HTTPCallTests {
                     return
                 }
                 let response = try #require(failure.response)
+                #expect(failure.cause == .executorFailed)
                 #expect(response.status == 422)
                 #expect(try response.decode(Problem.self).error == "unknown sku")
                 guard case .failed(let largeFailure) = try await handles[1].outcome else {
@@ -161,6 +162,7 @@ struct HTTPCallTests {
                     return
                 }
                 #expect(try failure.response?.decode(Problem.self).error == "unknown sku")
+                #expect(failure.cause == .executorFailed)
             }
         }
     }

@@ -77,7 +77,7 @@ struct HTTPMetricsAndOfflineTests {
         server.releaseStalled()
     }
 
-    @Test("S9/S14: a dropped connection suspends the sequence, costs no attempt, and shows in status and metrics")
+    @Test("S9/S14: a dropped connection takes its destination offline, costs no attempt, shows in status and metrics")
     func droppedConnectionGoesOffline() async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
@@ -87,8 +87,8 @@ struct HTTPMetricsAndOfflineTests {
         try await withManualPoint { point, clock in
             let recorder = EventRecorder(point)
             let handle = try await point.enqueue(operation)
-            let suspended = await recorder.waitFor { $0.kind.isSuspended }
-            #expect(suspended.first.map { "\($0.kind)" }?.contains("lost before a response") == true)
+            let offline = await recorder.waitFor { $0.kind.isOffline }
+            #expect(offline.first.map { "\($0.kind)" }?.contains("lost before a response") == true)
             let report = recorder.kinds(of: handle.id).compactMap(\.report).first
             #expect(report?.error?.contains("lost before a response") == true)
 
@@ -112,29 +112,32 @@ struct HTTPMetricsAndOfflineTests {
         #expect(Set(server.idempotencyKeys) == [operation.idempotencyKey])
     }
 
-    @Test(
-        "S9: a host name that does not resolve suspends the sequence; cancelling its operation resumes the sequence"
-    )
+    @Test("S9: a host name that does not resolve takes only its own calls offline; cancelling them forgets it")
     func unresolvableHostGoesOfflineAndCancels() async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
         server.setDefault("/orders", .status(201))
         // The .invalid top-level domain never resolves (RFC 6761).
         let url = try #require(URL(string: "http://relay-test.invalid/orders"))
-        try await withManualPoint { point, clock in
+        try await withManualPoint { point, _ in
             let recorder = EventRecorder(point)
             let handle = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: url)))
-            let suspended = await recorder.waitFor { $0.kind.isSuspended }
-            #expect(suspended.first.map { "\($0.kind)" }?.contains("does not resolve") == true)
+            let offline = await recorder.waitFor { $0.kind.isOffline }
+            #expect(offline.first.map { "\($0.kind)" }?.contains("does not resolve") == true)
             #expect(point.status(of: handle.id)?.attempts == 0)
+            // Another destination of the same sequence (a bunch of one) goes on while the first waits.
             let next = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: server.url("/orders"))))
-            clock.advance(by: .milliseconds(250))
+            #expect(try await next.response.status == 201)
+            guard case .pending(.offline(let reason)) = point.status(of: handle.id)?.state else {
+                Issue.record("expected the call to the unknown host to wait for it")
+                return
+            }
+            #expect(reason.contains("http://relay-test.invalid:80"))
             #expect(try await point.cancel(handle.id))
             #expect(try await handle.outcome == .cancelled(.requested))
-            // Nothing waits for the unreachable host any more: the sequence resumes and the next call goes out.
-            let resumed = await recorder.waitFor { $0.kind.isResumed && $0.sequenceName == .data }
-            #expect(resumed.first.map { "\($0.kind)" }?.contains("ended") == true)
-            #expect(try await next.response.status == 201)
+            let online = await recorder.waitFor { $0.kind.isOnline && $0.sequenceName == .data }
+            #expect(online.first.map { "\($0.kind)" }?.contains("no operation waits") == true)
+            #expect(await point.sequence(named: .data)?.offlineReason == nil)
         }
     }
 }

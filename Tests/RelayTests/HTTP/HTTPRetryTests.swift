@@ -122,7 +122,7 @@ struct HTTPRetryTests {
         }
     }
 
-    @Test("S9: a host that is down suspends the sequence without using attempts; it resumes and all complete once")
+    @Test("S9: a host that is down takes its calls offline without using attempts; a probe ends it, all complete once")
     func offlineThenOnline() async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
@@ -131,12 +131,12 @@ struct HTTPRetryTests {
         let operations = try (0..<3).map { _ in try post(server.url("/orders")) }
         try await running { point, clock, recorder in
             let handles = try await point.enqueue(operations)
-            let suspended = await recorder.waitFor { $0.kind.isSuspended && $0.sequenceName == .data }
-            #expect(suspended.first.map { "\($0.kind)" }?.contains("cannot connect") == true)
+            let offline = await recorder.waitFor { $0.kind.isOffline && $0.sequenceName == .data }
+            #expect(offline.first.map { "\($0.kind)" }?.contains("cannot connect") == true)
             try server.restart()
             clock.advance(by: .milliseconds(250))
             for handle in handles { #expect(try await handle.response.status == 201) }
-            #expect(recorder.events.contains { $0.kind.isResumed && $0.sequenceName == .data })
+            #expect(recorder.events.contains { $0.kind.isOnline && $0.sequenceName == .data })
             for operation in operations { #expect(point.status(of: operation.id)?.attempts == 1) }
         }
         let keys = server.requests(to: "/orders").compactMap { $0.header("Idempotency-Key") }
@@ -155,7 +155,7 @@ extension HTTPRetryTests {
             let reopened = try await DataPoint.crashAndReopen(at: folder.url, clock: ManualClock()) { point in
                 let recorder = EventRecorder(point)
                 try await point.enqueue(operation)
-                _ = await recorder.waitFor { $0.kind.isSuspended }
+                _ = await recorder.waitFor { $0.kind.isOffline }
             }
             let status = try #require(reopened.status(of: operation.id))
             #expect(status.attempts == 0)

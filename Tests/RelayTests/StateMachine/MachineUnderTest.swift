@@ -21,7 +21,7 @@ struct MachineUnderTest {
         }
     }
 
-    private struct Noop: CallExecutor {
+    struct Noop: CallExecutor {
         func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
             .completed(Data())
         }

@@ -24,13 +24,8 @@ struct Lane: Sendable {
 
     var counts = MetricsSnapshot.Counts()
 
-    /// Set while the lane's destination cannot be reached; nothing starts until a probe succeeds.
-    var offline: Offline? {
-        didSet { offlineOperationID = offline?.operation.id }
-    }
-    /// The id of ``offline``'s operation, for the checks of every started and finished operation: testing the
-    /// optional itself copied the whole `Offline`, existential and operation included.
-    private(set) var offlineOperationID: UUID?
+    /// The destinations the lane cannot reach, and the operations that wait for them.
+    var offline = OfflineDestinations()
 
     /// With `.commitGraph`: unfinished operations per open commit, the open commits oldest first, and ready
     /// operations of later commits waiting for earlier ones.
@@ -51,27 +46,6 @@ struct Lane: Sendable {
     var running: Int { counts.running }
 
     var oldestOpenCommit: UInt64? { openCommits.first }
-
-    /// While the lane is offline, gives the probing to `worker` unless another worker has it; `nil` when online.
-    mutating func assignProbe(to worker: UInt64) -> PipelineStateMachine.NextJob? {
-        guard offlineOperationID != nil, var offline else { return nil }
-        guard !offline.probing, offline.prober == nil || offline.prober == worker else { return .park }
-        offline.prober = worker
-        offline.probing = true
-        self.offline = offline
-        return .probe(offline.executor, offline.operation)
-    }
-
-    /// Whether the lane is offline because of this operation.
-    ///
-    /// Mutating only so that callers reach the lane in place: a plain method call on an array element copied the whole
-    /// lane on every finished operation.
-    mutating func isOffline(for operation: UUID) -> Bool {
-        offlineOperationID == operation
-    }
-
-    /// Whether the lane's destination cannot be reached.
-    var isOffline: Bool { offlineOperationID != nil }
 
     /// A ready operation starts an attempt; one access to the lane rather than one per count.
     mutating func countStart() {
@@ -96,14 +70,4 @@ struct Lane: Sendable {
         commitRemaining.removeAll()
         openCommits.removeAll()
     }
-}
-
-/// Why a lane is offline, and who probes for its return.
-struct Offline: Sendable {
-    let reason: String
-    var executor: any CallExecutor
-    let operation: CallOperation
-    /// The worker that probes; `nil` until one claims the job.
-    var prober: UInt64?
-    var probing = false
 }

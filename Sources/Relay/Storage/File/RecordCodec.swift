@@ -190,9 +190,11 @@ enum RecordCodec {
         case .skipped:
             writer.byte(1)
         case .failed(let failure):
-            writer.byte(failure.response == nil ? 2 : 6)
+            writer.byte(7)
             writer.string(failure.reason)
             writer.int(failure.attempts)
+            writer.string(failure.cause.name)
+            writer.byte(failure.response == nil ? 0 : 1)
             if let response = failure.response { writer.blob(response.encoded) }
         case .cancelled(.requested):
             writer.byte(3)
@@ -209,15 +211,21 @@ enum RecordCodec {
         switch try reader.byte() {
         case 0: .completed(try reader.blob())
         case 1: .skipped
-        case 2: .failed(CallFailure(reason: try reader.string(), attempts: try reader.counter()))
+        case 2: .failed(CallFailure(reason: try reader.string(), attempts: try reader.counter(), cause: .unrecorded))
         case 3: .cancelled(.requested)
         case 4: .cancelled(.dependencyFailed(try reader.uuid()))
         case 5: .cancelled(.dependencyCancelled(try reader.uuid()))
         case 6:
             .failed(
                 CallFailure(
-                    reason: try reader.string(), attempts: try reader.counter(),
+                    reason: try reader.string(), attempts: try reader.counter(), cause: .unrecorded,
                     response: try CallResponse(encoded: try reader.blob())))
+        case 7:
+            .failed(
+                CallFailure(
+                    reason: try reader.string(), attempts: try reader.counter(),
+                    cause: CallFailure.Cause(stored: try reader.string()),
+                    response: try reader.byte() == 0 ? nil : CallResponse(encoded: try reader.blob())))
         default: throw ByteReader.Malformed()
         }
     }

@@ -13,12 +13,13 @@ import Foundation
 /// records), so a torn tail keeps all of a transition or none of it; a version 1 frame holds one record. A snapshot's
 /// body follows its header as its length (`UInt64`), a CRC-32, then the body.
 ///
-/// Version 3 adds a failure that keeps its last response (a result tag of its own), which version 2 cannot read.
+/// Version 3 adds a failure that keeps its last response (a result tag of its own), which version 2 cannot read;
+/// version 4 a failure that keeps its cause (another tag), which version 3 cannot read.
 ///
 /// Stores of an earlier version open unchanged: opening one folds it into a snapshot and journal of this version.
 enum StoreFormat {
     /// The version this build writes; it reads every version from 1 up to it.
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     /// The size of a header of the current version.
     static let headerSize = 20
     static let frameHeaderSize = 12

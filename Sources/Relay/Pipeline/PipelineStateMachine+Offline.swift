@@ -1,0 +1,119 @@
+import Foundation
+
+/// Destinations that cannot be reached (S9): the operations that wait for them, their probes, and the limits on
+/// waiting. The lane's ``OfflineDestinations`` keeps the state; this is where it meets the rest of the machine.
+extension PipelineStateMachine {
+    /// The operation's destination could not be reached.
+    ///
+    /// The attempt is given back and the operation waits for its destination; the lane's other destinations go on.
+    /// Past the free rounds, the attempt is spent instead.
+    mutating func goOffline(_ slot: Int32, lane l: Int, reason: String, response: CallResponse?, now: Int64) {
+        if graph[slot].cancelRequested {
+            finish(slot, .cancelled(.requested), now: now)
+            return
+        }
+        let strikes = lanes[l].offline.strikes(of: slot)
+        guard strikes < OfflineDestinations.freeRounds else {
+            let counted =
+                "\(reason) (its destination answered \(strikes) probes while its calls failed before a response)"
+            retryOrFail(slot, reason: counted, requestedDelay: nil, response: response, now: now)
+            return
+        }
+        graph[slot].attempts -= 1
+        let operation = graph[slot].record.operation
+        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
+        park(slot, lane: l, at: operation.destination, reason: reason, now: now)
+        reevaluate(slot, now: now)
+    }
+
+    /// A ready operation about to start whose destination is offline waits for it instead, unstarted; returns whether
+    /// it does.
+    mutating func parkIfDestinationIsOffline(_ slot: Int32, lane l: Int, now: Int64) -> Bool {
+        let destination = graph[slot].record.operation.destination
+        guard lanes[l].offline.isOffline(destination) else { return false }
+        graph[slot].phase = .pending
+        lanes[l].readyCount -= 1
+        park(slot, lane: l, at: destination, reason: "", now: now)
+        reevaluate(slot, now: now)
+        return true
+    }
+
+    private mutating func park(_ slot: Int32, lane l: Int, at destination: String, reason: String, now: Int64) {
+        let executor = executors[Int(graph[slot].executor)]
+        guard lanes[l].offline.park(slot, at: destination, reason: reason, executor: executor, now: now) else { return }
+        publish(.offline(destination: destination, reason: reason), operation: nil, sequence: lanes[l].name, now: now)
+        // The lane's batches stop, so that operations claimed for this destination wait rather than fail in turn.
+        interruptBatches(lane: Int32(l))
+    }
+
+    /// Re-evaluates an operation that waits for its destination: it fails once its retry policy's `maximumElapsed`
+    /// has passed since its first attempt; if its destination's probe sends it, the probe falls due at its time.
+    mutating func reevaluateWhileOffline(_ slot: Int32, lane l: Int, now: Int64) {
+        var wakeAt = Int64.max
+        if let limit = graph[slot].record.operation.retryPolicy.maximumElapsed,
+            graph[slot].firstStartedAt != OperationSlot.never
+        {
+            let (end, overflow) = graph[slot].firstStartedAt.addingReportingOverflow(limit.relayNanoseconds)
+            if !overflow, end <= now {
+                failOffline(slot, lane: l, limit: limit, now: now)
+                return
+            }
+            if !overflow { wakeAt = end }
+        }
+        if let probeAt = lanes[l].offline.nextProbe(sending: slot) {
+            if probeAt <= now {
+                lanes[l].offline.probeFellDue(sending: slot)
+                dispatch(Int32(l))
+            } else {
+                wakeAt = min(wakeAt, probeAt)
+            }
+        }
+        if wakeAt != .max { wake(slot, at: wakeAt) }
+    }
+
+    private mutating func failOffline(_ slot: Int32, lane l: Int, limit: Duration, now: Int64) {
+        let reason = lanes[l].offline.reason(of: slot) ?? graph[slot].record.operation.destination
+        let failure = CallFailure(
+            reason: "offline past its maximum elapsed time of \(limit.readable): \(reason)",
+            attempts: Int(graph[slot].attempts), cause: .offlineTooLong)
+        finish(slot, .failed(failure), now: now)
+    }
+
+    /// A probe ended: on an answer, the operations that waited may start again.
+    mutating func probeEnded(destination: String, lane: Int32, worker: UInt64, answered: Bool, now: Int64) {
+        let l = Int(lane)
+        switch lanes[l].offline.probeEnded(destination, by: worker, answered: answered, now: now) {
+        case .online(let released):
+            publish(
+                .online(destination: destination, reason: "it answered a probe"), operation: nil,
+                sequence: lanes[l].name, now: now)
+            holdDispatch()
+            for slot in released { reevaluate(slot, now: now) }
+            releaseDispatch()
+        case .offline(let subject, let next):
+            wake(subject, at: next)
+        case .forgotten:
+            break
+        }
+    }
+
+    /// An operation ended: it waits for its destination no more, and when it was the last that did, the destination
+    /// is forgotten until an operation finds it offline again.
+    mutating func leaveOffline(_ slot: Int32, lane l: Int, now: Int64) {
+        let (emptied, nextSubject) = lanes[l].offline.leave(slot)
+        if let nextSubject { reevaluate(nextSubject, now: now) }
+        guard let emptied else { return }
+        publish(
+            .online(destination: emptied, reason: "no operation waits for it any more; the next one tries again"),
+            operation: nil, sequence: lanes[l].name, now: now)
+    }
+}
+
+extension CallOperation {
+    /// Where the operation's calls go, as offline tracking tells destinations apart: an HTTP call's scheme, host and
+    /// port, and for other kinds the kind.
+    var destination: String {
+        guard kind == .http, let call = try? HTTPCall(payload: payload) else { return kind.rawValue }
+        return call.url.origin
+    }
+}
