@@ -90,8 +90,9 @@ extension PipelineStateMachine {
             holdDispatch()
             for slot in released { reevaluate(slot, now: now) }
             releaseDispatch()
-        case .offline(let subject, let next):
-            wake(subject, at: next)
+        case .offline(let subject):
+            // Its next probe, or its maximum elapsed time if that comes first.
+            reevaluate(subject, now: now)
         case .forgotten:
             break
         }

@@ -92,11 +92,13 @@ struct OfflineDestinationTests {
         try test.enqueue([operation], now: 0)
         let (worker, job) = try test.spawnAndStart()
         _ = test.step(worker, ended: [Self.offline(job)], now: 0)
-        // Probes keep failing meanwhile.
-        for round in 1...2 {
-            let now = Int64(round) * 400 * Self.millisecond
+        // Probes keep failing meanwhile: at 250 ms, then at 750 ms, when the next is planned for 1,750 ms.
+        for now in [250 * Self.millisecond, 750 * Self.millisecond] {
             test.machine.fireTimers(now: now)
-            guard case .probe = test.step(worker, now: now) else { continue }
+            guard case .probe = test.step(worker, now: now) else {
+                Issue.record("expected a probe")
+                return
+            }
             test.machine.probeEnded(destination: "mail", lane: test.lane, worker: worker, answered: false, now: now)
         }
         test.machine.fireTimers(now: 1_000 * Self.millisecond)

@@ -19,8 +19,8 @@ struct OfflineDestinations: Sendable {
     enum ProbeEnd: Sendable, Equatable {
         /// The destination answered: these operations wait no more.
         case online(released: [Int32])
-        /// It did not: the next probe is due at `next`, the subject's wake-up.
-        case offline(subject: Int32, next: Int64)
+        /// It did not: the next probe sends `subject` later.
+        case offline(subject: Int32)
         /// Nothing waits for the destination any more.
         case forgotten
     }
@@ -140,7 +140,7 @@ struct OfflineDestinations: Sendable {
         destination.delay = min(destination.delay * 2, Self.longestProbeDelay)
         destination.nextProbe = now &+ destination.delay
         destinations[name] = destination
-        return .offline(subject: destination.waiting[0], next: destination.nextProbe)
+        return .offline(subject: destination.waiting[0])
     }
 
     /// The operation ended, or waits no more; returns its destination when nothing waits for it any more, and the
