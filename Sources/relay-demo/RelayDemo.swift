@@ -56,7 +56,7 @@ struct RelayDemo {
         case .suspended(let reason): what = "suspended: \(reason)"
         case .resumed(let reason): what = "resumed: \(reason)"
         case .offline, .online: what = "\(event.kind)"
-        case .dropped(let count): what = "\(count) events dropped"
+        case .dropped(let dropped): what = "\(dropped.count) events dropped"
         case .recovered(let report): what = "recovered \(report.operationsRecovered) operations"
         }
         let sequence = event.sequenceName.map { "[\($0)]" } ?? ""

@@ -107,7 +107,7 @@ struct EventTests {
                 received.append(event)
                 if received.count == 11 { break }
             }
-            #expect(received.first?.kind == .dropped(count: 90))
+            #expect(received.first?.kind == .dropped(DroppedEvents(count: 90)))
             #expect(received.dropFirst().map(\.operationID) == handles.suffix(10).map(\.id))
             #expect(zip(received, received.dropFirst()).allSatisfy { $0.sequenceNumber < $1.sequenceNumber })
             #expect(point.metrics().droppedEvents == 90)
@@ -128,10 +128,33 @@ struct EventTests {
                 received.append(event)
                 if received.count == 11 { break }
             }
-            #expect(received.first?.kind == .dropped(count: 11))
+            #expect(received.first?.kind == .dropped(DroppedEvents(count: 11)))
             #expect(received.first?.sequenceNumber == received.dropFirst().first.map { $0.sequenceNumber - 1 })
             #expect(received.dropFirst().map(\.operationID) == handles.suffix(10).map(\.id))
             #expect(point.metrics().droppedEvents == 11)
+        }
+    }
+
+    @Test("S13: an observer counting terminal events finishes after drops: the dropped notice names what finished")
+    func droppedNoticeNamesFinishedOperations() async throws {
+        try await withManualPoint { point, _ in
+            let stream = point.events(bufferSize: 10)
+            let handles = try await point.enqueue((0..<100).map { _ in CallOperation(kind: .noop) })
+            for handle in handles { _ = try await handle.value }
+            // The observer reads only now, its buffer long overrun; it counts as the DroppedEvents docs show.
+            var remaining = Set(handles.map(\.id))
+            var named = 0
+            for await event in stream {
+                if event.kind.isTerminal, let id = event.operationID { remaining.remove(id) }
+                if case .dropped(let dropped) = event.kind {
+                    #expect(dropped.namesEveryFinished)
+                    named += dropped.finished.count
+                    remaining.subtract(dropped.finished)
+                }
+                if remaining.isEmpty { break }
+            }
+            #expect(remaining.isEmpty)
+            #expect(named > 0)
         }
     }
 

@@ -60,7 +60,7 @@ extension CallEvent.Kind: CustomStringConvertible {
     public var isOffline: Bool { if case .offline = self { true } else { false } }
     /// Whether the kind is ``online(destination:reason:)``.
     public var isOnline: Bool { if case .online = self { true } else { false } }
-    /// Whether the kind is ``dropped(count:)``.
+    /// Whether the kind is ``dropped(_:)``.
     public var isDropped: Bool { if case .dropped = self { true } else { false } }
     /// Whether the kind is ``recovered(_:)``.
     public var isRecovered: Bool { if case .recovered = self { true } else { false } }
@@ -84,7 +84,7 @@ extension CallEvent.Kind: CustomStringConvertible {
         case .offline(let destination, let reason):
             "\(destination) is offline" + (reason.isEmpty ? "" : ": \(reason)")
         case .online(let destination, let reason): "\(destination) is online: \(reason)"
-        case .dropped(let count): "dropped \(count.counted("event")) this subscriber had no room for"
+        case .dropped(let dropped): "dropped \(dropped) this subscriber had no room for"
         case .recovered(let report): "recovered: \(report)"
         }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// Something that happened in a DataPoint, delivered by ``DataPoint/events(bufferSize:)``.
 ///
 /// Events carry a sequence number that increases strictly across the DataPoint, so a subscriber can order them and
-/// see gaps. A subscriber that falls behind loses the oldest buffered events and receives a ``Kind/dropped(count:)``
+/// see gaps. A subscriber that falls behind loses the oldest buffered events and receives a ``Kind/dropped(_:)``
 /// event in their place.
 public struct CallEvent: Sendable, Hashable {
     /// What happened.
@@ -47,7 +47,10 @@ public struct CallEvent: Sendable, Hashable {
         /// it any more.
         case online(destination: String, reason: String)
         /// This subscriber's buffer was full and this many older events were dropped.
-        case dropped(count: Int)
+        ///
+        /// It names the operations whose terminal event was dropped, so that an observer that counts terminal
+        /// events still learns that they finished (see ``DroppedEvents``).
+        case dropped(DroppedEvents)
         /// The DataPoint reopened a store and rebuilt its pipeline; published once, when it starts running.
         case recovered(RecoveryReport)
 

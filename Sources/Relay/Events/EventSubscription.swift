@@ -5,7 +5,8 @@ import Synchronization
 /// batches by its iterator.
 ///
 /// When the buffer is full the oldest event is dropped, and the consumer receives a
-/// ``CallEvent/Kind/dropped(count:)`` event in its place, numbered like the last dropped event.
+/// ``CallEvent/Kind/dropped(_:)`` event in its place, numbered like the last dropped event, naming the operations
+/// whose terminal event it lost.
 final class EventSubscription: EventSink {
     /// What the iterator takes in one go: the transitions' batches, oldest first.
     struct Taken {
@@ -22,6 +23,9 @@ final class EventSubscription: EventSink {
         var trimmed = 0
         var count = 0
         var dropped = 0
+        /// The operations whose terminal event was dropped, up to ``DroppedEvents/maximumFinished``.
+        var droppedFinished: [UUID] = []
+        var droppedFinishedOverflow = false
         var lastDropped: CallEvent?
         var waiters = Waiters<Void>()
         var wakeScheduled = false
@@ -55,6 +59,8 @@ final class EventSubscription: EventSink {
         var remaining = excess
         while remaining > 0, let oldest = state.batches.first {
             let left = oldest.count - state.trimmed
+            let end = left <= remaining ? oldest.count : state.trimmed + remaining
+            noteFinished(in: oldest[state.trimmed..<end], into: &state)
             if left <= remaining {
                 _ = state.batches.popFirst()
                 state.lastDropped = oldest.last
@@ -70,6 +76,18 @@ final class EventSubscription: EventSink {
         state.count -= dropped
         state.dropped += dropped
         return dropped
+    }
+
+    /// Notes the operations whose terminal event is among `events`, which are being dropped.
+    private static func noteFinished(in events: ArraySlice<CallEvent>, into state: inout State) {
+        for event in events where event.kind.isTerminal {
+            guard let id = event.operationID else { continue }
+            guard state.droppedFinished.count < DroppedEvents.maximumFinished else {
+                state.droppedFinishedOverflow = true
+                return
+            }
+            state.droppedFinished.append(id)
+        }
     }
 
     func close() -> Bool {
@@ -136,10 +154,15 @@ final class EventSubscription: EventSink {
                     date: last.date,
                     operationID: nil,
                     sequenceName: nil,
-                    kind: .dropped(count: state.dropped)
+                    kind: .dropped(
+                        DroppedEvents(
+                            count: state.dropped, finished: state.droppedFinished,
+                            namesEveryFinished: !state.droppedFinishedOverflow))
                 )
                 taken.batches.append([notice])
                 state.dropped = 0
+                state.droppedFinished = []
+                state.droppedFinishedOverflow = false
                 state.lastDropped = nil
             }
             taken.trimmedBatch = taken.batches.count
