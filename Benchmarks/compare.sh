@@ -131,6 +131,13 @@ p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")
 goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000000/s" "r >= 1"
 
+# P8: peak resident memory of the process while it downloads 200 MB on loopback, beside FoundationNetworking alone
+# writing from a data delegate, in the same iterations.
+p8_name="P8 Relay download 200 MB against URLSession data delegate"
+p8=$(median "$p8_name" relayPeakResidentMB)
+p8_session=$(median "$p8_name" sessionPeakResidentMB)
+goal P8 "${p8}MB" URLSessionDelegate "${p8_session}MB" "$(ratio "$p8" 64)" "peak<=64MB" "r <= 1"
+
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
     "Mixed Relay three sequences n=30000|Mixed TaskGroup width 16 n=30000" \

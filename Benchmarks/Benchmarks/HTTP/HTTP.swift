@@ -55,6 +55,7 @@ let benchmarks: @Sendable () -> Void = {
         }
         paired.record(times, count: count, in: benchmark)
     }
+    downloadBenchmark()
 }
 
 /// A loopback server answering `/item` with a small JSON document.

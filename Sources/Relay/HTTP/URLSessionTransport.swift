@@ -10,6 +10,12 @@ import Synchronization
 /// One session serves every request. Relay drives it through a delegate, so that it sees the moment headers arrive,
 /// counts bytes itself, streams downloads to disk, and never lets URLSession follow a redirect.
 ///
+/// A download without a request body runs as a download task, which FoundationNetworking writes to a file in the
+/// system's temporary directory as the bytes arrive, before Relay moves it beside its destination. A data task hands
+/// each 16 KiB of body to the delegate's queue with nothing to slow the network down while that queue is behind, and a
+/// 200 MB download then held up to 160 MB in memory; the download task's memory stays flat. Point `TMPDIR` at a
+/// private folder on the destination's volume if downloads must never touch a shared one.
+///
 /// The session keeps no cookies and no stored credentials: a call sends the headers it names and those its
 /// ``RequestAuthorizer`` adds, nothing that an earlier response left behind. A call is replayed after a restart, when
 /// any cookie jar would be gone, so it must not depend on one; a cookie a call needs is one of its headers, marked
@@ -78,6 +84,8 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let task: URLSessionTask
         switch request.body {
+        case .none where file != nil:
+            task = session.downloadTask(with: urlRequest)
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
@@ -88,7 +96,13 @@ public final class URLSessionTransport: HTTPTransport {
             }
             task = session.uploadTask(with: urlRequest, fromFile: url)
         }
-        let transfer = Transfer(sink: try file.map(BodyFile.init(url:)), onResponseHeaders: onResponseHeaders)
+        let body: Transfer.Body =
+            switch (file, task) {
+            case (nil, _): .memory
+            case (let file?, is URLSessionDownloadTask): .downloaded(to: file)
+            case (let file?, _): .written(try BodyFile(url: file))
+            }
+        let transfer = Transfer(body: body, onResponseHeaders: onResponseHeaders)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
@@ -117,6 +131,15 @@ private final class BodyFile: Sendable {
 
 /// One request in flight; only the session's delegate queue touches it after it starts.
 private final class Transfer: Sendable {
+    /// Where the response body goes.
+    enum Body: Sendable {
+        case memory
+        /// Written by the delegate as it arrives: a data task's download, which sends a body too.
+        case written(BodyFile)
+        /// Written by FoundationNetworking to a temporary file, then moved here: a download task's.
+        case downloaded(to: URL)
+    }
+
     struct State {
         var continuation: CheckedContinuation<HTTPTransportResponse, any Error>?
         var status = 0
@@ -127,13 +150,25 @@ private final class Transfer: Sendable {
         var failure: HTTPTransportError?
     }
 
-    let sink: BodyFile?
+    let body: Body
     let onResponseHeaders: @Sendable () -> Void
     let state = Mutex(State())
 
-    init(sink: BodyFile?, onResponseHeaders: @escaping @Sendable () -> Void) {
-        self.sink = sink
+    init(body: Body, onResponseHeaders: @escaping @Sendable () -> Void) {
+        self.body = body
         self.onResponseHeaders = onResponseHeaders
+    }
+
+    /// Notes the status and headers once; returns whether they are new, so the caller reports their arrival.
+    func noteResponse(_ response: URLResponse?) -> Bool {
+        guard let http = response as? HTTPURLResponse else { return false }
+        let headers = SessionDelegate.headers(of: http)
+        return state.withLock { state in
+            guard state.status == 0 else { return false }
+            state.status = http.statusCode
+            state.headers = headers
+            return true
+        }
     }
 
     var continuation: CheckedContinuation<HTTPTransportResponse, any Error>? {
@@ -142,7 +177,7 @@ private final class Transfer: Sendable {
     }
 }
 
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     private let transfers = Mutex([Int: Transfer]())
 
     func start(_ task: URLSessionTask, _ transfer: Transfer) {
@@ -160,20 +195,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        if let transfer = transfer(dataTask), let http = response as? HTTPURLResponse {
-            let headers = Self.headers(of: http)
-            transfer.state.withLock { state in
-                state.status = http.statusCode
-                state.headers = headers
-            }
-            transfer.onResponseHeaders()
-        }
+        if let transfer = transfer(dataTask), transfer.noteResponse(response) { transfer.onResponseHeaders() }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let transfer = transfer(dataTask) else { return }
-        if let sink = transfer.sink {
+        if case .written(let sink) = transfer.body {
             do {
                 try sink.handle.write(contentsOf: data)
             } catch {
@@ -186,6 +214,34 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
                 state.body.append(data)
                 state.bytesReceived += data.count
             }
+        }
+    }
+
+    /// FoundationNetworking reports no headers to a download task's delegate: they are known by the first bytes.
+    func urlSession(
+        _ session: URLSession,
+        downloadTask: URLSessionDownloadTask,
+        didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        guard let transfer = transfer(downloadTask) else { return }
+        if transfer.noteResponse(downloadTask.response) { transfer.onResponseHeaders() }
+        transfer.state.withLock { $0.bytesReceived = Int(totalBytesWritten) }
+    }
+
+    /// Moves the finished download to where the caller asked, readable by its owner only.
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
+    ) {
+        guard let transfer = transfer(downloadTask), case .downloaded(let file) = transfer.body else { return }
+        do {
+            if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+            try FileManager.default.moveItem(at: location, to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        } catch {
+            try? FileManager.default.removeItem(at: location)
+            transfer.state.withLock { $0.failure = HTTPTransportError(.other, "cannot keep a download: \(error)") }
         }
     }
 
@@ -212,7 +268,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        try? transfer.sink?.handle.close()
+        if case .written(let sink) = transfer.body { try? sink.handle.close() }
+        // A download task's status and headers, when no body byte came to report them.
+        if transfer.noteResponse(task.response) { transfer.onResponseHeaders() }
         let (continuation, result) = transfer.state.withLock {
             state -> (CheckedContinuation<HTTPTransportResponse, any Error>?, Result<HTTPTransportResponse, any Error>)
             in

@@ -23,6 +23,8 @@ extension LoopbackServer {
         public var fault: Fault?
         /// Whether the server holds the answer until ``LoopbackServer/releaseStalled()``.
         public var waitsForRelease = false
+        /// Zero bytes sent after ``body``, from a small buffer, so that a large download costs the server no memory.
+        var zeros = 0
 
         /// Creates a reply.
         ///
@@ -56,6 +58,16 @@ extension LoopbackServer {
         /// - Returns: The reply, with `Content-Type: application/json`.
         public static func json(_ json: String, status: Int = 200) -> Reply {
             Reply(status: status, headers: ["Content-Type": "application/json"], body: Data(json.utf8))
+        }
+
+        /// A 200 whose body is `count` zero bytes, streamed: a download of any size that the server holds nothing of.
+        ///
+        /// - Parameter count: The body's size in bytes.
+        /// - Returns: The reply.
+        public static func zeros(count: Int) -> Reply {
+            var reply = Reply(headers: ["Content-Type": "application/octet-stream"])
+            reply.zeros = max(0, count)
+            return reply
         }
 
         /// A reply that asks the client to come back later.

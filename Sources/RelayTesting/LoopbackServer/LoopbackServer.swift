@@ -262,7 +262,9 @@ public final class LoopbackServer: Sendable {
             case .dropConnection, .stall:
                 return
             case nil:
-                guard Self.send(Self.encode(reply), to: connection), !wantsClose else { return }
+                guard Self.send(Self.encode(reply), to: connection), Self.sendZeros(reply.zeros, to: connection),
+                    !wantsClose
+                else { return }
             }
         }
     }
@@ -301,8 +303,18 @@ public final class LoopbackServer: Sendable {
         where name.lowercased() != "content-length" {
             head += "\(name): \(value)\r\n"
         }
-        head += "Content-Length: \(reply.body.count)\r\n\r\n"
+        head += "Content-Length: \(reply.body.count + reply.zeros)\r\n\r\n"
         return Data(head.utf8) + reply.body
+    }
+
+    private static func sendZeros(_ count: Int, to connection: Int32) -> Bool {
+        let chunk = Data(count: 64 * 1024)
+        var left = count
+        while left > 0 {
+            guard send(left >= chunk.count ? chunk : chunk.prefix(left), to: connection) else { return false }
+            left -= chunk.count
+        }
+        return true
     }
 
     private static func send(_ data: Data, to connection: Int32) -> Bool {

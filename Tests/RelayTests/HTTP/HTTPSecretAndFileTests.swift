@@ -126,12 +126,34 @@ struct HTTPSecretAndFileTests {
                 #expect(response.file == destination)
                 #expect(response.body.isEmpty)
                 #expect(try Data(contentsOf: destination) == content)
+                let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+                #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
 
                 let missing = folder.url.appendingPathComponent("missing.bin")
                 let failed = try CallOperation.http(HTTPCall(url: server.url("/nothing"), destination: missing))
                 await #expect(throws: RelayError.self) { _ = try await point.enqueue(failed).value }
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["archive.bin"])
+        }
+    }
+
+    @Test("A large download streams to disk whole, and its size is what the response reports")
+    func largeDownload() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let size = 24 * 1024 * 1024 + 7
+        server.setDefault("/large", .zeros(count: size))
+        try await withTemporaryFolder { folder in
+            try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+            let destination = folder.url.appendingPathComponent("large.bin")
+            try await DataPoint.with(storage: .volatile) { point in
+                let handle = try await point.enqueue(
+                    CallOperation.http(HTTPCall(url: server.url("/large"), destination: destination)))
+                #expect(try await handle.response.status == 200)
+                #expect(handle.status?.metrics.bytesReceived == size)
+            }
+            let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+            #expect(attributes[.size] as? Int == size)
         }
     }
 

@@ -1,0 +1,117 @@
+import Benchmark
+import Foundation
+import Relay
+import RelayTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+
+    /// P8: the peak resident memory of the process while it downloads 200 MB from a loopback server.
+    ///
+    /// Through Relay, and through a URLSession data delegate that writes each chunk to a file, one after the other in
+    /// each iteration. Linux only: the peak is the kernel's high-water mark, reset before each download.
+    func downloadBenchmark() {
+        let size = 200_000_000
+        let relayPeak = BenchmarkMetric.custom(
+            "relayPeakResidentMB", polarity: .prefersSmaller, useScalingFactor: false)
+        let sessionPeak = BenchmarkMetric.custom(
+            "sessionPeakResidentMB", polarity: .prefersSmaller, useScalingFactor: false)
+        let configuration = Benchmark.Configuration(
+            metrics: [relayPeak, sessionPeak], warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 5)
+        Benchmark("P8 Relay download 200 MB against URLSession data delegate", configuration: configuration) {
+            benchmark in
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/large", .zeros(count: size))
+            let url = server.url("/large")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relay-p8-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let file = folder.appendingPathComponent("large.bin")
+
+            let session = try await PeakResidentMemory.during {
+                try await DelegateDownload.run(url, to: file, expecting: size)
+            }
+            benchmark.measurement(sessionPeak, session)
+            try FileManager.default.removeItem(at: file)
+            let relay = try await PeakResidentMemory.during {
+                try await DataPoint.with(storage: .volatile) { point in
+                    let handle = try await point.enqueue(CallOperation.http(HTTPCall(url: url, destination: file)))
+                    guard try await handle.response.status == 200,
+                        (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) == size
+                    else { fatalError("the download did not complete") }
+                }
+            }
+            benchmark.measurement(relayPeak, relay)
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+
+    /// The process's peak resident memory, from `/proc/self/status`.
+    enum PeakResidentMemory {
+        /// Runs `body` and returns the peak resident memory while it ran, in MB (10^6 bytes).
+        ///
+        /// Free heap memory goes back to the system first, and the kernel's high-water mark restarts from what is
+        /// resident then (writing 5 to `/proc/self/clear_refs`).
+        static func during(_ body: () async throws -> Void) async throws -> Int {
+            returnFreeMemory()
+            try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+            try await body()
+            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+            else { fatalError("no VmHWM in /proc/self/status") }
+            return kilobytes * 1024 / 1_000_000
+        }
+    }
+
+    /// glibc's `malloc_trim(0)`, which Swift's Glibc module does not export: free heap memory goes back to the system,
+    /// so that one download's leftovers do not count toward the next one's peak.
+    private func returnFreeMemory() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+
+    /// The baseline: FoundationNetworking alone, a data task whose delegate writes each chunk to a file.
+    final class DelegateDownload: NSObject, URLSessionDataDelegate, Sendable {
+        private let file: FileHandle
+        private let done: @Sendable (Result<Void, any Error>) -> Void
+
+        private init(file: FileHandle, done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+            self.file = file
+            self.done = done
+        }
+
+        static func run(_ url: URL, to destination: URL, expecting size: Int) async throws {
+            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+                fatalError("cannot create \(destination.path)")
+            }
+            let handle = try FileHandle(forWritingTo: destination)
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let delegate = DelegateDownload(file: handle) { continuation.resume(with: $0) }
+                let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+                session.dataTask(with: url).resume()
+                session.finishTasksAndInvalidate()
+            }
+            try handle.close()
+            guard (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) == size else {
+                fatalError("the baseline download did not complete")
+            }
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            file.write(data)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            done(error.map { .failure($0) } ?? .success(()))
+        }
+    }
+#else
+    func downloadBenchmark() {}
+#endif
