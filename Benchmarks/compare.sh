@@ -138,6 +138,15 @@ p8=$(median "$p8_name" relayPeakResidentMB)
 p8_session=$(median "$p8_name" sessionPeakResidentMB)
 goal P8 "${p8}MB" URLSessionDelegate "${p8_session}MB" "$(ratio "$p8" 64)" "peak<=64MB" "r <= 1"
 
+# Soak: resident memory over a million operations through a file store at the default retention, beside a retention
+# of zero; after the warm-up the line must stay flat: under 1 MB per 100,000 operations.
+soak_name="Soak Relay file store default retention n=1000000"
+soak=$(median "$soak_name" relaySlopeKBPer100k)
+soak_zero=$(median "$soak_name" zeroRetentionSlopeKBPer100k)
+goal Soak "${soak}KB/100k(peak=$(median "$soak_name" relayPeakMB)MB)" zero-retention \
+    "${soak_zero}KB/100k(peak=$(median "$soak_name" zeroRetentionPeakMB)MB)" "$(ratio "$soak" 1024)" \
+    "slope<=1024KB/100k" "r <= 1"
+
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
     "Mixed Relay three sequences n=30000|Mixed TaskGroup width 16 n=30000" \

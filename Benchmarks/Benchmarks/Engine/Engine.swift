@@ -348,4 +348,5 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(handles)
         await point.shutdown()
     }
+    soakBenchmark()
 }

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Measuring
 import Relay
 import RelayTesting
 
@@ -33,48 +34,22 @@ import RelayTesting
             defer { try? FileManager.default.removeItem(at: folder) }
             let file = folder.appendingPathComponent("large.bin")
 
-            let session = try await PeakResidentMemory.during {
+            let session = try await ResidentMemory.peak(during: {
                 try await DelegateDownload.run(url, to: file, expecting: size)
-            }
-            benchmark.measurement(sessionPeak, session)
+            })
+            benchmark.measurement(sessionPeak, session / 1_000_000)
             try FileManager.default.removeItem(at: file)
-            let relay = try await PeakResidentMemory.during {
+            let relay = try await ResidentMemory.peak(during: {
                 try await DataPoint.with(storage: .volatile) { point in
                     let handle = try await point.enqueue(CallOperation.http(HTTPCall(url: url, destination: file)))
                     guard try await handle.response.status == 200,
                         (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) == size
                     else { fatalError("the download did not complete") }
                 }
-            }
-            benchmark.measurement(relayPeak, relay)
+            })
+            benchmark.measurement(relayPeak, relay / 1_000_000)
             try FileManager.default.removeItem(at: file)
         }
-    }
-
-    /// The process's peak resident memory, from `/proc/self/status`.
-    enum PeakResidentMemory {
-        /// Runs `body` and returns the peak resident memory while it ran, in MB (10^6 bytes).
-        ///
-        /// Free heap memory goes back to the system first, and the kernel's high-water mark restarts from what is
-        /// resident then (writing 5 to `/proc/self/clear_refs`).
-        static func during(_ body: () async throws -> Void) async throws -> Int {
-            returnFreeMemory()
-            try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-            try await body()
-            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-            else { fatalError("no VmHWM in /proc/self/status") }
-            return kilobytes * 1024 / 1_000_000
-        }
-    }
-
-    /// glibc's `malloc_trim(0)`, which Swift's Glibc module does not export: free heap memory goes back to the system,
-    /// so that one download's leftovers do not count toward the next one's peak.
-    private func returnFreeMemory() {
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     /// The baseline: FoundationNetworking alone, a data task whose delegate writes each chunk to a file.

@@ -9,10 +9,19 @@ extension DataPoint {
         /// operation cancelled while one of its dependencies still runs is kept until that dependency ends too. A live
         /// ``CallHandle`` keeps its outcome either way.
         ///
-        /// It is the one retention setting: a store keeps finished operations as long (see
-        /// ``Storage/open(retention:)``), so that after a restart ``DataPoint/handle(for:)`` finds an operation that
-        /// finished within the window, and no other.
+        /// With ``maximumRetained`` and ``maximumRetainedBytes``, it makes the one retention policy (see
+        /// ``RetentionPolicy``): a store keeps the same finished operations (see ``Storage/open(retention:)``), so that
+        /// after a restart ``DataPoint/handle(for:)`` finds an operation that finished within the window, and no other.
         public var retention: Duration
+        /// The most finished operations kept for re-attachment; 100,000 by default.
+        ///
+        /// Past it, the oldest are forgotten before their window ends.
+        public var maximumRetained: Int
+        /// The most bytes of finished operations kept; 64 MiB by default.
+        ///
+        /// They are counted by ``RetentionPolicy/retainedSize(payload:result:)``; past the bound, the oldest are
+        /// forgotten before their window ends.
+        public var maximumRetainedBytes: Int
         /// The largest payload an operation may carry; 16 MiB by default.
         public var maximumPayloadSize: Int
         /// How long a graceful shutdown lets running operations finish before cancelling them; 10 s by default.
@@ -26,22 +35,34 @@ extension DataPoint {
         ///
         /// - Parameters:
         ///   - retention: How long terminal outcomes are kept.
+        ///   - maximumRetained: The most finished operations kept.
+        ///   - maximumRetainedBytes: The most bytes of finished operations kept.
         ///   - maximumPayloadSize: The largest payload, in bytes.
         ///   - shutdownGracePeriod: How long a graceful shutdown waits for running operations.
         ///   - metricsWindow: How many finished operations the percentiles cover.
         ///   - eventBufferSize: How many events a subscriber buffers.
         public init(
             retention: Duration = .seconds(3600),
+            maximumRetained: Int = 100_000,
+            maximumRetainedBytes: Int = 64 << 20,
             maximumPayloadSize: Int = 16 << 20,
             shutdownGracePeriod: Duration = .seconds(10),
             metricsWindow: Int = 10_000,
             eventBufferSize: Int = 16_384
         ) {
             self.retention = retention
+            self.maximumRetained = maximumRetained
+            self.maximumRetainedBytes = maximumRetainedBytes
             self.maximumPayloadSize = maximumPayloadSize
             self.shutdownGracePeriod = shutdownGracePeriod
             self.metricsWindow = metricsWindow
             self.eventBufferSize = eventBufferSize
+        }
+
+        /// What the DataPoint and its store keep of finished operations.
+        public var retentionPolicy: RetentionPolicy {
+            RetentionPolicy(
+                window: retention, maximumOperations: maximumRetained, maximumBytes: maximumRetainedBytes)
         }
     }
 }

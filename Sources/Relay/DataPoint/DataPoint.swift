@@ -49,7 +49,7 @@ public actor DataPoint {
         pipeline = Pipeline(core: core)
         core.register(HTTPExecutor(clock: clock), for: .http)
         for (kind, executor) in executors { core.register(executor, for: kind) }
-        let stored = try await storage.open(retention: configuration.retention)
+        let stored = try await storage.open(retention: configuration.retentionPolicy)
         try await core.restore(stored)
         for name in [CallSequence.Name.data, .downloads, .uploads] {
             let sequence = try CallSequence(name: name)

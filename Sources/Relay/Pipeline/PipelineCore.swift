@@ -49,6 +49,8 @@ final class PipelineCore: Sendable {
         self.configuration = configuration
         let limits = PipelineStateMachine.Limits(
             retention: configuration.retention.relayNanoseconds,
+            maximumRetained: configuration.maximumRetained,
+            maximumRetainedBytes: configuration.maximumRetainedBytes,
             maximumPayloadSize: configuration.maximumPayloadSize,
             metricsWindow: configuration.metricsWindow
         )

@@ -172,12 +172,12 @@ extension PipelineStateMachine {
                 number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
             restored.append(number)
         }
-        var finished: [(finishedAt: Int64, slot: Int32)] = []
+        var finished: [(finishedAt: Int64, slot: Int32, bytes: Int)] = []
         for slot in restored {
             let l = Int(graph[slot].lane)
             if let result = result(of: slot) {
                 lanes[l].counts.countFinished(result)
-                finished.append((graph[slot].finishedAt, slot))
+                finished.append((graph[slot].finishedAt, slot, retainedSize(of: slot)))
                 continue
             }
             lanes[l].counts.pending += 1
@@ -191,6 +191,7 @@ extension PipelineStateMachine {
         }
         for (slot, result) in cancellations { finish(slot, result, now: now) }
         for slot in restored { reevaluate(slot, now: now) }
+        forgetBeyondBounds()
     }
 }
 

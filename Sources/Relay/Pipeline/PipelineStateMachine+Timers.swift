@@ -101,8 +101,23 @@ extension PipelineStateMachine {
             forget(slot)
             return
         }
-        guard retention.keep(slot, finishedAt: now), let sweep = retention.nextSweep else { return }
+        let first = retention.keep(slot, finishedAt: now, bytes: retainedSize(of: slot))
+        forgetBeyondBounds()
+        guard first, let sweep = retention.nextSweep else { return }
         effects.signals += timers.rearm(before: sweep)
+    }
+
+    /// What a finished operation counts toward the retention's bound on bytes.
+    func retainedSize(of slot: Int32) -> Int {
+        RetentionPolicy.retainedSize(
+            payload: graph[slot].record.operation.payload.count, result: graph[slot].result ?? .skipped)
+    }
+
+    /// Forgets the oldest finished operations kept beyond the retention's bounds on count and bytes.
+    mutating func forgetBeyondBounds() {
+        while let oldest = retention.takeExcess() {
+            if graph[oldest].phase == .finished { forget(oldest) }
+        }
     }
 
     /// Forgets a finished operation whose window has passed, unless a dependency still lists it; that dependency's

@@ -17,6 +17,8 @@ import Foundation
 struct PipelineStateMachine: Sendable {
     struct Limits: Sendable {
         var retention: Int64
+        var maximumRetained = Int.max
+        var maximumRetainedBytes = Int.max
         var maximumPayloadSize: Int
         var metricsWindow: Int
     }
@@ -127,7 +129,9 @@ struct PipelineStateMachine: Sendable {
         self.origin = origin
         self.limits = limits
         self.recording = recording
-        retention = Retention(window: limits.retention)
+        retention = Retention(
+            window: limits.retention, maximumOperations: limits.maximumRetained,
+            maximumBytes: limits.maximumRetainedBytes)
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
     }

@@ -17,14 +17,14 @@ public protocol Storage: Sendable {
     /// - Throws: ``RelayError`` when the store cannot be opened or is corrupt.
     func open() async throws -> StoredState
 
-    /// Opens the store for a DataPoint whose finished operations are kept for `retention`; a store that drops
-    /// finished operations when it folds its state keeps them that long, so that ``DataPoint/handle(for:)`` finds
-    /// them after a restart exactly as long as before it. By default, ``open()``.
+    /// Opens the store for a DataPoint that keeps its finished operations as `retention` says; a store that drops
+    /// finished operations when it folds its state keeps the same ones, so that ``DataPoint/handle(for:)`` finds them
+    /// after a restart exactly as before it. By default, ``open()``.
     ///
-    /// - Parameter retention: The DataPoint's ``DataPoint/Configuration/retention``.
+    /// - Parameter retention: The DataPoint's policy, from its ``DataPoint/Configuration``.
     /// - Returns: The stored state; ``StoredState/empty`` for a new store.
     /// - Throws: ``RelayError`` when the store cannot be opened or is corrupt.
-    func open(retention: Duration) async throws -> StoredState
+    func open(retention: RetentionPolicy) async throws -> StoredState
 
     /// Appends transitions in order and returns a ticket for their durability.
     ///
@@ -55,7 +55,7 @@ extension Storage {
     public var keepsRecords: Bool { true }
 
     /// Opens the store as ``open()`` does: a store that keeps every finished operation needs no window.
-    public func open(retention: Duration) async throws -> StoredState {
+    public func open(retention: RetentionPolicy) async throws -> StoredState {
         try await open()
     }
 }

@@ -7,19 +7,28 @@ extension StoredState {
     /// file store does. Replaying the same records always yields the same state, and a terminal state is applied once: a
     /// second `finished` record for an operation is counted in ``duplicateTerminals`` and ignored.
     ///
+    /// Given the DataPoint's ``RetentionPolicy``, it forgets finished operations as soon as the policy lets them go, so
+    /// that folding a long journal holds about what the DataPoint holds, not every operation the journal names.
+    ///
     /// ```swift
-    /// var replay = StoredState.Replay(from: snapshot)
+    /// var replay = StoredState.Replay(from: snapshot, retention: RetentionPolicy())
     /// for record in journal { replay.apply(record) }
-    /// return replay.state(retention: .seconds(3600))
+    /// return replay.state()
     /// ```
     public struct Replay: Sendable {
         private var lastSnapshot: UInt64
         private var suspensionCount: Int
         private var sequences: [StoredSequence]
         private var sequenceIndex: [CallSequence.Name: Int] = [:]
-        private var operations: [StoredOperation]
+        /// Operations in commit order; `nil` where one was forgotten, until the array is compacted.
+        private var operations: [StoredOperation?]
+        private var forgottenCount = 0
         private var operationIndex: [UUID: Int] = [:]
         private var indexed = false
+        private let retention: RetentionPolicy?
+        /// Finished operations kept, in the order they finished, with what each counts toward the bound on bytes.
+        private var finished = FIFOQueue<(id: UUID, finishedAt: Date, bytes: Int)>()
+        private var finishedBytes = 0
         /// How many `finished` records repeated a terminal state already applied; zero in a sound store.
         public private(set) var duplicateTerminals = 0
         /// Operations whose last recorded attempt started and never ended.
@@ -29,18 +38,29 @@ extension StoredState {
 
         /// Starts from a snapshot of the state.
         ///
-        /// - Parameter state: The state the records follow; ``StoredState/empty`` when they are all there is.
-        public init(from state: StoredState = .empty) {
+        /// - Parameters:
+        ///   - state: The state the records follow; ``StoredState/empty`` when they are all there is.
+        ///   - retention: What the DataPoint keeps of finished operations; `nil` keeps them all.
+        public init(from state: StoredState = .empty, retention: RetentionPolicy? = nil) {
             lastSnapshot = state.lastSnapshot
             suspensionCount = state.suspensionCount
             sequences = state.sequences
             operations = state.operations
+            self.retention = retention
             for (index, sequence) in sequences.enumerated() { sequenceIndex[sequence.name] = index }
             // A snapshot keeps no date of its own: the latest its operations carry stands for it.
-            for entry in operations {
+            for entry in state.operations {
                 let latest = max(
                     entry.enqueuedAt, entry.firstStartedAt ?? .distantPast, entry.finishedAt ?? .distantPast)
                 latestDate = max(latestDate ?? latest, latest)
+            }
+            guard retention != nil else { return }
+            let finishedFirst = state.operations.filter { $0.finishedAt != nil }.sorted {
+                $0.finishedAt! < $1.finishedAt!
+            }
+            for entry in finishedFirst {
+                guard let finishedAt = entry.finishedAt, let result = entry.result else { continue }
+                note(entry.operation.id, finishedAt: finishedAt, payload: entry.operation.payload.count, result: result)
             }
         }
 
@@ -50,7 +70,9 @@ extension StoredState {
             guard !indexed else { return }
             indexed = true
             operationIndex.reserveCapacity(operations.count)
-            for (index, entry) in operations.enumerated() { operationIndex[entry.operation.id] = index }
+            for (index, entry) in operations.enumerated() {
+                if let entry { operationIndex[entry.operation.id] = index }
+            }
         }
 
         /// How many operations were running when the records end: the DataPoint runs them again, their attempt counted.
@@ -101,7 +123,12 @@ extension StoredState {
                     entry.retryAt = nil
                     entry.holds = [:]
                 }
-                if duplicate { duplicateTerminals += 1 }
+                if duplicate {
+                    duplicateTerminals += 1
+                } else if retention != nil, let index = operationIndex[id], let entry = operations[index] {
+                    note(id, finishedAt: date, payload: entry.operation.payload.count, result: result)
+                    forgetBeyondPolicy()
+                }
             case .held(let id, let until, let context):
                 update(id) { $0.holds[context] = until }
             case .sequenceConfigured(let name, let bunchSize, let algorithm):
@@ -118,20 +145,52 @@ extension StoredState {
             }
         }
 
-        /// The folded state; operations that finished `retention` or more before the latest record are forgotten, so
-        /// that a retention of zero keeps none.
+        /// Notes a finished operation that the policy keeps for now.
+        private mutating func note(_ id: UUID, finishedAt: Date, payload: Int, result: CallResult) {
+            let bytes = RetentionPolicy.retainedSize(payload: payload, result: result)
+            finished.append((id, finishedAt, bytes))
+            finishedBytes += bytes
+        }
+
+        /// Forgets the oldest finished operations while the policy lets them go: beyond its bounds, or finished a
+        /// window or more before the latest record, which only moves later.
+        private mutating func forgetBeyondPolicy() {
+            guard let retention else { return }
+            let cutoff = latestDate.map { $0.addingTimeInterval(-retention.window.relaySeconds) }
+            while let oldest = finished.first,
+                finished.count > retention.maximumOperations || finishedBytes > retention.maximumBytes
+                    || cutoff.map({ oldest.finishedAt <= $0 }) == true
+            {
+                _ = finished.popFirst()
+                finishedBytes -= oldest.bytes
+                guard let index = operationIndex.removeValue(forKey: oldest.id) else { continue }
+                operations[index] = nil
+                forgottenCount += 1
+            }
+            // Compacted once half is gone, so that forgotten operations cost no more than live ones.
+            guard forgottenCount > 1024, forgottenCount * 2 > operations.count else { return }
+            operations.removeAll { $0 == nil }
+            forgottenCount = 0
+            operationIndex.removeAll(keepingCapacity: true)
+            for (index, entry) in operations.enumerated() {
+                if let entry { operationIndex[entry.operation.id] = index }
+            }
+        }
+
+        /// The folded state; operations that finished a window or more before the latest record are forgotten, so
+        /// that a window of zero keeps none, and so are the oldest finished ones beyond the policy's bounds.
         ///
         /// Consuming, so that a million operations move into the state instead of being copied.
         ///
-        /// - Parameter retention: How long finished operations are kept, as the DataPoint's configuration says; `nil`
-        ///   keeps them all.
+        /// - Parameter retention: What the DataPoint keeps of finished operations, when the replay was not given it;
+        ///   `nil` keeps what the replay's own policy, if any, kept.
         /// - Returns: The state to reopen from.
-        public consuming func state(retention: Duration? = nil) -> StoredState {
-            let cutoff = retention.flatMap { retention in
-                latestDate.map { $0.addingTimeInterval(-retention.relaySeconds) }
-            }
-            if let cutoff {
-                operations.removeAll { entry in entry.finishedAt.map { $0 <= cutoff } ?? false }
+        public consuming func state(retention: RetentionPolicy? = nil) -> StoredState {
+            var operations = operations.compactMap { $0 }
+            if let retention = retention ?? self.retention {
+                let cutoff = latestDate.map { $0.addingTimeInterval(-retention.window.relaySeconds) }
+                let kept = Self.keptFinished(operations, under: retention, cutoff: cutoff)
+                operations.removeAll { entry in entry.finishedAt != nil && !kept.contains(entry.operation.id) }
             }
             return StoredState(
                 lastSnapshot: lastSnapshot,
@@ -141,9 +200,29 @@ extension StoredState {
             )
         }
 
+        /// The finished operations a DataPoint keeps: those within the window, newest first, while they fit the bounds.
+        private static func keptFinished(
+            _ operations: [StoredOperation], under retention: RetentionPolicy, cutoff: Date?
+        ) -> Set<UUID> {
+            var finished = operations.filter { entry in
+                guard let finishedAt = entry.finishedAt else { return false }
+                return cutoff.map { finishedAt > $0 } ?? true
+            }
+            finished.sort { $0.finishedAt! > $1.finishedAt! }
+            var kept = Set<UUID>()
+            var bytes = 0
+            for entry in finished {
+                guard let result = entry.result else { continue }
+                bytes += RetentionPolicy.retainedSize(payload: entry.operation.payload.count, result: result)
+                guard kept.count < retention.maximumOperations, bytes <= retention.maximumBytes else { break }
+                kept.insert(entry.operation.id)
+            }
+            return kept
+        }
+
         private mutating func update(_ id: UUID, _ change: (inout StoredOperation) -> Void) {
-            guard let index = operationIndex[id] else { return }
-            change(&operations[index])
+            guard let index = operationIndex[id], operations[index] != nil else { return }
+            change(&operations[index]!)
         }
 
         private mutating func updateSequence(_ name: CallSequence.Name, _ change: (inout StoredSequence) -> Void) {

@@ -1,4 +1,5 @@
-/// Finished operations kept for re-attachment until their retention window passes, oldest first.
+/// Finished operations kept for re-attachment until their retention window passes, oldest first, and within the
+/// bounds of the ``RetentionPolicy`` on their count and bytes.
 ///
 /// The state machine hands each finished operation here and asks, when a commit or the timer loop comes by, which are
 /// due to be forgotten; it alone decides whether a due operation can go yet (a dependency may still list it).
@@ -9,12 +10,17 @@ struct Retention: Sendable {
 
     /// The window, in clock nanoseconds; zero or less forgets an operation as it finishes.
     let window: Int64
-    private var kept = FIFOQueue<(finishedAt: Int64, slot: Int32)>()
+    let maximumOperations: Int
+    let maximumBytes: Int
+    private var kept = FIFOQueue<(finishedAt: Int64, slot: Int32, bytes: Int)>()
+    private var keptBytes = 0
     /// When finished operations were last forgotten; sweeps come at most once per ``sweepGap`` after it.
     private var lastSweep: Int64 = 0
 
-    init(window: Int64) {
+    init(window: Int64, maximumOperations: Int = .max, maximumBytes: Int = .max) {
         self.window = window
+        self.maximumOperations = maximumOperations
+        self.maximumBytes = maximumBytes
     }
 
     /// Whether finished operations are forgotten as they finish.
@@ -33,16 +39,30 @@ struct Retention: Sendable {
     /// ``OperationDirectory``): ``sweepGap`` after the last sweep.
     var nextVacate: Int64 { lastSweep &+ Self.sweepGap }
 
-    /// Keeps an operation that finished at `finishedAt`; returns whether it is the only one kept, so that the caller
+    /// Keeps an operation that finished at `finishedAt` and counts `bytes` (see
+    /// ``RetentionPolicy/retainedSize(payload:result:)``); returns whether it is the only one kept, so that the caller
     /// arms the timer for its window's end.
-    mutating func keep(_ slot: Int32, finishedAt: Int64) -> Bool {
-        kept.append((finishedAt, slot))
+    mutating func keep(_ slot: Int32, finishedAt: Int64, bytes: Int) -> Bool {
+        kept.append((finishedAt, slot, bytes))
+        keptBytes += bytes
         return kept.count == 1
     }
 
     /// Keeps operations restored from storage, which may arrive in any order.
-    mutating func keep(restored: [(finishedAt: Int64, slot: Int32)]) {
-        for entry in restored.sorted(by: { $0.finishedAt < $1.finishedAt }) { kept.append(entry) }
+    mutating func keep(restored: [(finishedAt: Int64, slot: Int32, bytes: Int)]) {
+        for entry in restored.sorted(by: { $0.finishedAt < $1.finishedAt }) {
+            kept.append(entry)
+            keptBytes += entry.bytes
+        }
+    }
+
+    /// Takes the oldest operation kept beyond the bounds on count and bytes, if any.
+    mutating func takeExcess() -> Int32? {
+        guard kept.count > maximumOperations || keptBytes > maximumBytes, let oldest = kept.popFirst() else {
+            return nil
+        }
+        keptBytes -= oldest.bytes
+        return oldest.slot
     }
 
     /// Takes up to `limit` operations whose window has passed at `now`, oldest first, and whether more are due.
@@ -52,6 +72,7 @@ struct Retention: Sendable {
         var due: [Int32] = []
         while due.count < limit, let entry = kept.first, entry.finishedAt <= deadline {
             _ = kept.popFirst()
+            keptBytes -= entry.bytes
             due.append(entry.slot)
         }
         return (due, kept.first.map { $0.finishedAt <= deadline } ?? false)

@@ -28,15 +28,15 @@ extension FileStorage {
     /// The two files' generations must agree (see ``StoreFormat``): a journal that is neither the snapshot's next nor
     /// the one it folded, a journal that follows a snapshot that is missing, and a snapshot whose journal is missing are
     /// damage, reported as ``RelayError/Code/corruptStore``, never read as an empty store.
-    static func fold(_ paths: Paths, retention: Duration?) throws -> Folded {
-        var replay = StoredState.Replay()
+    static func fold(_ paths: Paths, retention: RetentionPolicy?) throws -> Folded {
+        var replay = StoredState.Replay(retention: retention)
         var snapshotHeader: StoreFormat.Header?
         if POSIXFile.exists(paths.snapshot) {
             let data = try read(paths.snapshot)
             let snapshot = try data.withUnsafeBytes { (bytes) throws in
                 try StoreFormat.readSnapshot(bytes, file: "snapshot")
             }
-            replay = StoredState.Replay(from: snapshot.state)
+            replay = StoredState.Replay(from: snapshot.state, retention: retention)
             snapshotHeader = snapshot.header
         }
         var report = RecoveryReport()
@@ -85,7 +85,7 @@ extension FileStorage {
         }
         report.interruptedOperations = replay.interruptedCount
         let duplicateTerminals = replay.duplicateTerminals
-        var state = replay.state(retention: retention)
+        var state = replay.state()
         report.operationsRecovered = state.operations.count
         state.recovery = report
         let versions = [snapshotHeader?.version, journalHeader?.version].compactMap { $0 }
@@ -110,7 +110,7 @@ extension FileStorage {
 
     /// Folds the files, truncates a torn tail, rewrites a store of an earlier format version in this one, and opens
     /// the journal for appending.
-    static func recover(_ paths: Paths, retention: Duration, lock: Int32) throws -> Opened {
+    static func recover(_ paths: Paths, retention: RetentionPolicy, lock: Int32) throws -> Opened {
         let folded = try fold(paths, retention: retention)
         var generation = folded.generation
         var journalSize = folded.validLength

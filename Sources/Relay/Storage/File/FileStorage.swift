@@ -81,7 +81,7 @@ public final class FileStorage: Storage {
     ///   ``RelayError/Code/corruptStore`` or ``RelayError/Code/unsupportedFormat`` for a damaged or newer store, and
     ///   ``RelayError/Code/storageFailure`` when the files cannot be read or written, or the store was opened before.
     public func open() async throws -> StoredState {
-        try await open(retention: .seconds(3600))
+        try await open(retention: RetentionPolicy())
     }
 
     /// Opens the store, keeping finished operations for `retention`, the DataPoint's window: through the recovery
@@ -90,7 +90,7 @@ public final class FileStorage: Storage {
     /// - Parameter retention: How long finished operations stay in the store once they end.
     /// - Returns: The stored state, with its ``StoredState/recovery`` report.
     /// - Throws: The errors of ``open()``.
-    public func open(retention: Duration) async throws -> StoredState {
+    public func open(retention: RetentionPolicy) async throws -> StoredState {
         let first = state.withLock { state in
             defer { state.opened = true }
             return !state.opened
@@ -163,9 +163,9 @@ public final class FileStorage: Storage {
         let paths = Paths(folder: folder.path)
         for _ in 1..<3 {
             // The generations disagree only for a reader that read one file before a compaction and one after.
-            if let folded = try? fold(paths, retention: retention) { return folded.state }
+            if let folded = try? fold(paths, retention: retention.map(RetentionPolicy.window)) { return folded.state }
         }
-        return try fold(paths, retention: retention).state
+        return try fold(paths, retention: retention.map(RetentionPolicy.window)).state
     }
 
     /// Reads a store's folder without opening it or changing it: the state it holds, and how many terminal records

@@ -21,7 +21,7 @@ final class Journal: GroupCommitWriter, Sendable {
         var lastSync: Int64?
         var syncs = 0
         /// How long finished operations stay through compactions: the DataPoint's retention, given at open.
-        var retention: Duration = .seconds(3600)
+        var retention = RetentionPolicy()
     }
 
     let paths: FileStorage.Paths
@@ -49,7 +49,7 @@ final class Journal: GroupCommitWriter, Sendable {
 
     /// Takes the folder's lock, folds the snapshot and the journal, repairs what recovery repairs, and keeps the
     /// files open for writing.
-    func open(retention: Duration) async throws -> StoredState {
+    func open(retention: RetentionPolicy) async throws -> StoredState {
         let paths = self.paths
         files.withLock { $0.retention = retention }
         let opened = try await onIO { () throws -> FileStorage.Opened in
