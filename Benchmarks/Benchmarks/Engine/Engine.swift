@@ -349,4 +349,5 @@ let benchmarks: @Sendable () -> Void = {
         await point.shutdown()
     }
     soakBenchmark()
+    acknowledgementBenchmark()
 }

@@ -8,14 +8,19 @@ extension PipelineCore {
         perform(try transition { (machine) throws(RelayError) in try machine.start(now: now) })
     }
 
-    /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group.
+    /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group, and
+    /// beside them the store's work (see ``Storage/maintain()``), cancelled once the engine has stopped.
     func run() async {
         await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.runTimers() }
-                while let (sequence, lane) = await nextLaneToStart() {
-                    group.addTask { await sequence.run(in: self, lane: lane) }
+            await withTaskGroup(of: Void.self) { maintenance in
+                maintenance.addTask { await self.storage.maintain() }
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.runTimers() }
+                    while let (sequence, lane) = await nextLaneToStart() {
+                        group.addTask { await sequence.run(in: self, lane: lane) }
+                    }
                 }
+                maintenance.cancelAll()
             }
         } onCancel: {
             beginStop(gracePeriod: .zero)

@@ -44,6 +44,12 @@ public protocol Storage: Sendable {
     /// at all. The default is `true`.
     var keepsRecords: Bool { get }
 
+    /// Runs the store's work beside its writes, such as folding its log, until the task is cancelled.
+    ///
+    /// A running DataPoint runs it as a child task, so the work lives no longer than the DataPoint runs, and cancels it
+    /// as it stops, before ``close()``. By default, it returns at once.
+    func maintain() async
+
     /// Makes everything durable and releases the store.
     ///
     /// - Throws: ``RelayError`` when the final flush fails.
@@ -53,6 +59,9 @@ public protocol Storage: Sendable {
 extension Storage {
     /// Stores keep the records they are given unless they say otherwise.
     public var keepsRecords: Bool { true }
+
+    /// Returns at once: a store has no work beside its writes unless it says so.
+    public func maintain() async {}
 
     /// Opens the store as ``open()`` does: a store that keeps every finished operation needs no window.
     public func open(retention: RetentionPolicy) async throws -> StoredState {

@@ -19,7 +19,8 @@ extension FileStorage {
     public struct Options: Sendable, Hashable {
         /// When the journal is synced; ``FsyncPolicy/always`` by default.
         public var fsync: FsyncPolicy
-        /// The journal size, in bytes, past which the store folds it into a new snapshot; 64 MiB by default.
+        /// The journal size, in bytes, past which the store seals it and folds it into a new snapshot beside new
+        /// writes; 64 MiB by default.
         public var compactionThreshold: Int
 
         /// Creates options.

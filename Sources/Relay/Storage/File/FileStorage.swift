@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// Every transition is a checksummed record in the journal. Under the default ``FsyncPolicy/always`` policy nothing
 /// is acknowledged before it is on disk, and transitions that arrive while one `fsync` is in flight share the next
-/// (group commit). When the journal grows past ``Options/compactionThreshold``, and when the store closes, the state
-/// is folded into a new snapshot that replaces the old one atomically, and the journal starts over.
+/// (group commit). When the journal grows past ``Options/compactionThreshold``, it is sealed and a new one starts; a
+/// running DataPoint folds the snapshot and the sealed journal into a new snapshot beside the writes that go on (see
+/// ``maintain()``), so acknowledgements never wait for a fold. When the store closes, everything is folded, and the
+/// journal starts over.
 ///
 /// Opening the folder again rebuilds the pipeline: operations that were running become pending with the interrupted
 /// attempt counted, and run again. A torn last record is truncated and reported in ``recoveryReport``; damage
@@ -62,6 +64,17 @@ public final class FileStorage: Storage {
     /// transitions.
     package var syncCount: Int {
         journal.syncCount
+    }
+
+    /// How many times the store folded its journal into a new snapshot since it opened: beside writes (see
+    /// ``maintain()``), or by a write or the close when none was running.
+    public var compactionCount: Int {
+        journal.compactions
+    }
+
+    /// How many journals were folded beside writes since the store opened (see ``maintain()``).
+    package var foldsBesideWrites: Int {
+        journal.foldsBesideWrites
     }
 
     /// What the store found and repaired when it last opened; `nil` before it opens.
@@ -123,6 +136,12 @@ public final class FileStorage: Storage {
     ///   is closed.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
         try await commits.waitUntilDurable(ticket)
+    }
+
+    /// Folds each journal that a write set aside once it outgrew ``Options/compactionThreshold`` into a new snapshot,
+    /// beside new writes, until the task is cancelled; the running DataPoint runs it.
+    public func maintain() async {
+        await journal.maintain()
     }
 
     /// Writes what remains, folds the journal into a new snapshot when it holds records, and releases the folder.
@@ -187,6 +206,8 @@ extension FileStorage {
     struct Paths: Sendable {
         let folder: String
         var journal: String { folder + "/journal" }
+        /// A journal set aside by a compaction that folds it beside new writes.
+        var sealed: String { folder + "/journal.sealed" }
         var snapshot: String { folder + "/snapshot" }
         var lock: String { folder + "/lock" }
     }

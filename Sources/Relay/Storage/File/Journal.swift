@@ -10,8 +10,11 @@ import Synchronization
 
 /// A file store's open files: the journal that ``GroupCommit`` writes frames to, and the folder's lock.
 ///
-/// It syncs as the store's policy says and, once the journal outgrows the compaction threshold, folds it into a new
-/// snapshot before the write returns, while it still has the log to itself.
+/// It syncs as the store's policy says. Once the journal outgrows the compaction threshold, the write that noticed
+/// seals it (syncs it and sets it aside as `journal.sealed`) and starts the next journal, which takes a few
+/// milliseconds; ``maintain()`` then folds the snapshot and the sealed journal into a new snapshot on a queue of its
+/// own while writes go on, so acknowledgements never wait for a fold. Should the journal outgrow four thresholds before
+/// that fold is done (no DataPoint runs ``maintain()``, or a fold failed), the write folds everything itself.
 final class Journal: GroupCommitWriter, Sendable {
     private struct Files: Sendable {
         var lock: Int32 = -1
@@ -22,6 +25,13 @@ final class Journal: GroupCommitWriter, Sendable {
         var syncs = 0
         /// How long finished operations stay through compactions: the DataPoint's retention, given at open.
         var retention = RetentionPolicy()
+        /// A sealed journal waits to be folded.
+        var sealedPending = false
+        /// The last fold beside writes failed; the next full compaction retries it.
+        var sealedFoldFailed = false
+        var foldWaiters = Waiters<Bool>()
+        var foldsBesideWrites = 0
+        var fullCompactions = 0
     }
 
     let paths: FileStorage.Paths
@@ -30,6 +40,8 @@ final class Journal: GroupCommitWriter, Sendable {
     private let files = Mutex(Files())
     // Blocking file I/O runs here, off the cooperative thread pool.
     private let io = DispatchQueue(label: "Relay.FileStorage")
+    // Folds run here, one at a time, beside the writes on `io`.
+    private let folds = DispatchQueue(label: "Relay.FileStorage.folds")
 
     init(paths: FileStorage.Paths, options: FileStorage.Options, clock: ClockSource) {
         self.paths = paths
@@ -43,6 +55,12 @@ final class Journal: GroupCommitWriter, Sendable {
 
     /// How many times the journal was synced since the store opened.
     var syncCount: Int { files.withLock { $0.syncs } }
+
+    /// How many sealed journals ``maintain()`` folded since the store opened.
+    var foldsBesideWrites: Int { files.withLock { $0.foldsBesideWrites } }
+
+    /// How many compactions, beside writes or by a write, since the store opened.
+    var compactions: Int { files.withLock { $0.foldsBesideWrites + $0.fullCompactions } }
 
     /// Whether the journal holds records beyond its header.
     var holdsRecords: Bool { files.withLock { $0.size > StoreFormat.headerSize } }
@@ -82,22 +100,96 @@ final class Journal: GroupCommitWriter, Sendable {
             try bytes.withUnsafeBytes { (buffer) throws in try POSIXFile.writeAll(journal, buffer, path: path) }
             if sync { try POSIXFile.sync(journal, path: path) }
         }
-        let compactNow = files.withLock { files in
+        let (seal, compactNow) = files.withLock { files in
             if sync { files.syncs += 1 }
             files.size += bytes.count
-            return files.size >= options.compactionThreshold
+            guard files.size >= options.compactionThreshold else { return (false, false) }
+            guard files.sealedPending else { return (true, false) }
+            return (false, files.size >= 4 * options.compactionThreshold)
         }
+        if seal { try await sealJournal() }
         if compactNow { try await compact() }
     }
 
-    /// Folds the snapshot and the journal on disk into a new snapshot, then starts an empty journal.
+    /// Sets the full journal aside for ``maintain()`` to fold, and starts the next one.
+    ///
+    /// The sealed journal is synced first, whatever the policy, so that no later record is durable while an earlier
+    /// one is not.
+    private func sealJournal() async throws {
+        let (journal, generation) = files.withLock { ($0.journal, $0.generation) }
+        let paths = self.paths
+        let fresh = try await onIO { () throws -> Int32 in
+            try POSIXFile.sync(journal, path: paths.journal)
+            try POSIXFile.rename(paths.journal, to: paths.sealed)
+            try POSIXFile.replace(
+                paths.journal, with: StoreFormat.emptyJournal(generation: generation + 1), folder: paths.folder)
+            POSIXFile.close(journal)
+            return try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
+        }
+        let waiters = files.withLock { files in
+            files.journal = fresh
+            files.generation = generation + 1
+            files.size = StoreFormat.headerSize
+            files.sealedPending = true
+            return files.foldWaiters.takeAll()
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    /// Folds each sealed journal into the snapshot as it comes, beside writes, until the task is cancelled; a fold in
+    /// progress then finishes first.
+    func maintain() async {
+        while !Task.isCancelled {
+            let sealed = await Waiters<Bool>.wait(
+                cancelled: false,
+                park: { id, continuation in
+                    files.withLock { files in
+                        if files.sealedPending && !files.sealedFoldFailed { return true }
+                        return files.foldWaiters.park(id, continuation) ? nil : false
+                    }
+                },
+                cancel: { id in files.withLock { $0.foldWaiters.cancel(id) } },
+                forget: { id in files.withLock { $0.foldWaiters.forget(id) } }
+            )
+            guard sealed else { return }
+            let retention = files.withLock { $0.retention }
+            let paths = self.paths
+            let folded: Bool
+            do {
+                folded = try await onFolds { () throws -> Bool in try Self.foldSealed(paths, retention: retention) }
+            } catch {
+                files.withLock { $0.sealedFoldFailed = true }
+                continue
+            }
+            files.withLock { files in
+                if folded { files.sealedPending = false }
+                files.foldsBesideWrites += 1
+            }
+        }
+    }
+
+    /// Folds the snapshot and the sealed journal into a new snapshot and removes the sealed journal; `false` when a
+    /// full compaction took it first.
+    private static func foldSealed(_ paths: FileStorage.Paths, retention: RetentionPolicy) throws -> Bool {
+        guard POSIXFile.exists(paths.sealed) else { return true }
+        let folded = try FileStorage.fold(paths, retention: retention, scope: .sealedOnly)
+        try POSIXFile.replace(
+            paths.snapshot, with: StoreFormat.snapshot(folded.state, generation: folded.generation),
+            folder: paths.folder)
+        try POSIXFile.remove(paths.sealed)
+        try POSIXFile.syncFolder(paths.folder)
+        return true
+    }
+
+    /// Folds the snapshot, a sealed journal if one waits, and the journal into a new snapshot, then starts an empty
+    /// journal.
     ///
     /// Only the writer that has the log to itself calls it, after writing everything it took, so the files hold
-    /// every acknowledged record.
+    /// every acknowledged record; it runs on the folds' queue, after a fold beside writes that is in progress.
     func compact() async throws {
         let (journal, generation, retention) = files.withLock { ($0.journal, $0.generation, $0.retention) }
         let paths = self.paths
-        let fresh = try await onIO { () throws -> Int32 in
+        let fresh = try await onFolds { () throws -> Int32 in
             let folded = try FileStorage.fold(paths, retention: retention)
             try POSIXFile.replace(
                 paths.snapshot,
@@ -109,6 +201,7 @@ final class Journal: GroupCommitWriter, Sendable {
                 with: StoreFormat.emptyJournal(generation: generation + 1),
                 folder: paths.folder
             )
+            try POSIXFile.remove(paths.sealed)
             POSIXFile.close(journal)
             return try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
         }
@@ -116,6 +209,9 @@ final class Journal: GroupCommitWriter, Sendable {
             files.journal = fresh
             files.generation = generation + 1
             files.size = StoreFormat.headerSize
+            files.sealedPending = false
+            files.sealedFoldFailed = false
+            files.fullCompactions += 1
         }
     }
 
@@ -147,13 +243,26 @@ final class Journal: GroupCommitWriter, Sendable {
         }
     }
 
-    /// Runs blocking file work on the store's queue and awaits it.
+    /// Runs blocking file work on the writes' queue and awaits it.
     private func onIO<Value: Sendable>(
         _ work: @escaping @Sendable () throws -> Value
     ) async throws(RelayError) -> Value {
+        try await Self.run(work, on: io)
+    }
+
+    /// Runs a fold on the folds' queue and awaits it.
+    private func onFolds<Value: Sendable>(
+        _ work: @escaping @Sendable () throws -> Value
+    ) async throws(RelayError) -> Value {
+        try await Self.run(work, on: folds)
+    }
+
+    private static func run<Value: Sendable>(
+        _ work: @escaping @Sendable () throws -> Value, on queue: DispatchQueue
+    ) async throws(RelayError) -> Value {
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<Value, RelayError>, Never>) in
-            io.async {
+            queue.async {
                 do {
                     continuation.resume(returning: .success(try work()))
                 } catch {

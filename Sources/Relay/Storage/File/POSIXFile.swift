@@ -54,6 +54,10 @@ enum POSIXFile {
         if Foundation.rename(from, to) != 0 { throw failure("rename", from) }
     }
 
+    static func remove(_ path: String) throws(RelayError) {
+        if unlink(path) != 0 && errno != ENOENT { throw failure("remove", path) }
+    }
+
     static func close(_ fd: Int32) {
         _ = systemClose(fd)
     }

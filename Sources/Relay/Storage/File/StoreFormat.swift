@@ -6,7 +6,9 @@ import Foundation
 /// files start with a header: a 4-byte magic, a little-endian `UInt32` format version, a `UInt64` generation and, from
 /// version 2, a CRC-32 of those 16 bytes. A snapshot's generation is the last journal generation it has folded in. The
 /// journal's generation is the snapshot's plus one, or equal to it when a compaction stopped after writing the snapshot
-/// and before starting the new journal: that journal is folded in already, and is ignored. Any other pair is damage.
+/// and before starting the new journal: that journal is folded in already, and is ignored. A sealed journal
+/// (`journal.sealed`, set aside for a fold beside writes) sits between them: the snapshot's generation plus one, the
+/// journal's minus one; at or below the snapshot's, it was folded in already. Any other combination is damage.
 ///
 /// A journal frame is its payload's length (`UInt32`), the length's complement (`UInt32`), a CRC-32 of the payload
 /// (`UInt32`), then the payload. From version 2, a frame holds every record of one transition (a count, then the

@@ -1,0 +1,93 @@
+import Foundation
+import RelayTesting
+import Testing
+
+@testable import Relay
+
+/// Compaction beside writes: a journal past its threshold is sealed, the next one starts, and the sealed one is folded
+/// into the snapshot while acknowledgements go on; a crash at any point loses nothing acknowledged.
+@Suite("S16/S17 compaction beside writes", .timeLimit(.minutes(1)))
+struct CompactionTests {
+    private let small = FileStorage.Options(compactionThreshold: 2_048)
+
+    private func sealedJournal(in folder: TemporaryFolder) -> URL {
+        folder.url.appendingPathComponent("journal.sealed")
+    }
+
+    @Test("S16: a running DataPoint folds sealed journals beside its writes, and nothing is lost")
+    func foldsBesideWrites() async throws {
+        try await withTemporaryFolder { folder in
+            let storage = FileStorage(at: folder.url, options: small)
+            let operations = (0..<300).map { index in CallOperation(kind: .echo, payload: Data("\(index)".utf8)) }
+            try await DataPoint.with(storage: storage, configuration: testConfiguration) { point in
+                point.registerBasics()
+                for operation in operations { _ = try await point.execute(operation) }
+            }
+            #expect(storage.foldsBesideWrites > 0)
+            #expect(!FileManager.default.fileExists(atPath: sealedJournal(in: folder).path))
+            let state = try FileStorage.read(at: folder.url)
+            #expect(state.operations.map(\.operation.id) == operations.map(\.id))
+            #expect(state.operations.allSatisfy { $0.result != nil })
+        }
+    }
+
+    /// Enqueues on a DataPoint that does not run, so that no fold comes, until a sealed journal waits; then crashes.
+    private func crashWithSealedJournal(in folder: TemporaryFolder) async throws -> [CallOperation] {
+        let point = try await DataPoint(storage: FileStorage(at: folder.url, options: small))
+        point.registerBasics()
+        var operations: [CallOperation] = []
+        while !FileManager.default.fileExists(atPath: sealedJournal(in: folder).path) || operations.count % 10 != 0 {
+            let operation = CallOperation(kind: .echo, payload: Data("\(operations.count)".utf8))
+            try await point.enqueue(operation)
+            operations.append(operation)
+        }
+        await point.simulateCrash()
+        return operations
+    }
+
+    @Test("S17: a crash while a sealed journal waits for its fold loses nothing; the reopen folds it")
+    func crashBeforeTheFold() async throws {
+        try await withTemporaryFolder { folder in
+            let operations = try await crashWithSealedJournal(in: folder)
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            #expect(reopened.recoveryReport?.operationsRecovered == operations.count)
+            #expect(!FileManager.default.fileExists(atPath: sealedJournal(in: folder).path))
+            await reopened.shutdown()
+            #expect(try FileStorage.read(at: folder.url).operations.map(\.operation.id) == operations.map(\.id))
+        }
+    }
+
+    @Test("S17: a crash after the fold wrote its snapshot, before it removed the sealed journal, replays nothing twice")
+    func crashAfterTheFold() async throws {
+        try await withTemporaryFolder { folder in
+            let operations = try await crashWithSealedJournal(in: folder)
+            // What the fold does, short of removing the sealed journal.
+            let paths = FileStorage.Paths(folder: folder.url.path)
+            let folded = try FileStorage.fold(paths, retention: RetentionPolicy(), scope: .sealedOnly)
+            try POSIXFile.replace(
+                paths.snapshot, with: StoreFormat.snapshot(folded.state, generation: folded.generation),
+                folder: paths.folder)
+            let (state, duplicates) = try FileStorage.inspect(at: folder.url)
+            #expect(duplicates == 0)
+            #expect(state.operations.map(\.operation.id) == operations.map(\.id))
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            #expect(reopened.recoveryReport?.operationsRecovered == operations.count)
+            await reopened.shutdown()
+        }
+    }
+
+    @Test("S17: a store whose journal is missing beside a sealed one opens from the snapshot and the sealed journal")
+    func crashWhileSealing() async throws {
+        try await withTemporaryFolder { folder in
+            let operations = try await crashWithSealedJournal(in: folder)
+            // As if the crash came after the journal was set aside and before the next one was made.
+            try FileManager.default.removeItem(at: folder.url.appendingPathComponent("journal"))
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            let recovered = try #require(reopened.recoveryReport?.operationsRecovered)
+            #expect(recovered > 0 && recovered <= operations.count)
+            await reopened.shutdown()
+            let ids = try FileStorage.read(at: folder.url).operations.map(\.operation.id)
+            #expect(ids == Array(operations.prefix(recovered).map(\.id)))
+        }
+    }
+}
