@@ -131,12 +131,12 @@ p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")
 goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000000/s" "r >= 1"
 
-# P8: peak resident memory of the process while it downloads 200 MB on loopback, beside FoundationNetworking alone
+# Download: peak resident memory of the process while it downloads 200 MB on loopback, beside FoundationNetworking alone
 # writing from a data delegate, in the same iterations.
-p8_name="P8 Relay download 200 MB against URLSession data delegate"
-p8=$(median "$p8_name" relayPeakResidentMB)
-p8_session=$(median "$p8_name" sessionPeakResidentMB)
-goal P8 "${p8}MB" URLSessionDelegate "${p8_session}MB" "$(ratio "$p8" 64)" "peak<=64MB" "r <= 1"
+download_name="Download Relay 200 MB against URLSession data delegate"
+download=$(median "$download_name" relayPeakResidentMB)
+download_session=$(median "$download_name" sessionPeakResidentMB)
+goal Download "${download}MB" URLSessionDelegate "${download_session}MB" "$(ratio "$download" 64)" "peak<=64MB" "r <= 1"
 
 # Soak: resident memory over a million operations through a file store at the default retention, beside a retention
 # of zero; after the warm-up the line must stay flat: under 1 MB per 100,000 operations.

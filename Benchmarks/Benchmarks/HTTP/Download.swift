@@ -11,7 +11,7 @@ import RelayTesting
 #if canImport(Glibc)
     import Glibc
 
-    /// P8: the peak resident memory of the process while it downloads 200 MB from a loopback server.
+    /// Download: the peak resident memory of the process while it downloads 200 MB from a loopback server.
     ///
     /// Through Relay, and through a URLSession data delegate that writes each chunk to a file, one after the other in
     /// each iteration. Linux only: the peak is the kernel's high-water mark, reset before each download.
@@ -23,7 +23,7 @@ import RelayTesting
             "sessionPeakResidentMB", polarity: .prefersSmaller, useScalingFactor: false)
         let configuration = Benchmark.Configuration(
             metrics: [relayPeak, sessionPeak], warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 5)
-        Benchmark("P8 Relay download 200 MB against URLSession data delegate", configuration: configuration) {
+        Benchmark("Download Relay 200 MB against URLSession data delegate", configuration: configuration) {
             benchmark in
             let server = try LoopbackServer()
             defer { server.stop() }
