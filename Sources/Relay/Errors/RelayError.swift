@@ -41,6 +41,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case invalidURL
             case secretInCall
             case responseDecoding
+            case unknownCollection
+            case collectionConflict
+            case modelEncoding
         }
 
         private let value: Value
@@ -99,6 +102,13 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let secretInCall = Code(.secretInCall)
         /// A response body does not decode as the requested type, or a stored response is damaged.
         public static let responseDecoding = Code(.responseDecoding)
+
+        /// A model type is not registered with the DataPoint, or a collection is read as a type it does not hold.
+        public static let unknownCollection = Code(.unknownCollection)
+        /// A model type or a collection name is registered already, to another collection or type.
+        public static let collectionConflict = Code(.collectionConflict)
+        /// A model does not encode, or a stored one does not decode as its collection's type.
+        public static let modelEncoding = Code(.modelEncoding)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

@@ -33,6 +33,8 @@ final class PipelineCore: Sendable {
 
     let state: StateLock<PipelineStateMachine>
     let directory = StateLock(OperationDirectory())
+    /// The document's models; its lock is taken last, after the directory's and the state's.
+    let document = StateLock(Document())
     /// Each transition's events, until the transition is durable.
     let events = EventOutbox()
     let storage: any Storage
@@ -172,7 +174,8 @@ final class PipelineCore: Sendable {
         return done.value
     }
 
-    /// Commits `operations` atomically and returns their records, for the handles, once the commit is durable.
+    /// Commits `operations` and a transaction's model `changes` atomically, and returns the operations' records, for
+    /// the handles, once the commit is durable.
     ///
     /// Records are built, and the operations checked, before any lock is taken, for the snapshot the previous commit
     /// suggests; the state machine builds them itself in the rare case that another commit came first. The directory
@@ -180,7 +183,9 @@ final class PipelineCore: Sendable {
     /// the state has applied the commit keeps the admission valid (see ``OperationDirectory``). The same transition
     /// forgets as many expired operations as the commit brought, so that a steady stream keeps the table at its size;
     /// a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
-    func enqueue(_ operations: [CallOperation]) async throws(RelayError) -> [OperationRecord] {
+    func enqueue(
+        _ operations: [CallOperation], changes: [ModelChange] = []
+    ) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
@@ -190,7 +195,13 @@ final class PipelineCore: Sendable {
             let applied: Transition<AppliedCommit>
             do throws(RelayError) {
                 applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+                    let before = machine.graph.lastSnapshot
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
+                    if !changes.isEmpty {
+                        // The models go in the same transition, so in the same frame, as the commit of the operations.
+                        machine.commitModels(changes, snapshotBefore: before, now: now)
+                        document.withLock { $0.apply(changes) }
+                    }
                     let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
                     machine.handOverRemoved(to: &directory)
                     return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
@@ -291,6 +302,7 @@ final class PipelineCore: Sendable {
     }
 
     func restore(_ stored: StoredState) async throws(RelayError) {
+        document.withLock { $0.restore(stored.models) }
         let clock = self.clock
         try await commandWithDirectory { machine, directory, now in
             machine.restore(stored, clock: clock, directory: &directory, now: now)

@@ -111,6 +111,13 @@ extension PipelineStateMachine {
         return placements
     }
 
+    /// Records a transaction's model changes under the snapshot number of its commit: the one its operations took, or
+    /// a number of their own when it enqueued none.
+    mutating func commitModels(_ changes: [ModelChange], snapshotBefore: UInt64, now: Int64) {
+        let snapshot = graph.lastSnapshot > snapshotBefore ? graph.lastSnapshot : graph.closeCommit(adding: 0)
+        if recording { records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now)))) }
+    }
+
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.
     mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
         let snapshot = graph.closeCommit(adding: fresh.count)

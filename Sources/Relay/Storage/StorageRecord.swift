@@ -13,7 +13,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String, Sendable, Hashable {
             case commit, started, retryScheduled, interrupted, attemptReturned, finished, held, sequenceConfigured
-            case suspensionChanged
+            case suspensionChanged, models
         }
 
         private let value: Value
@@ -40,6 +40,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         public static let sequenceConfigured = Kind(.sequenceConfigured)
         /// A sequence's suspension count, or the whole DataPoint's, changed.
         public static let suspensionChanged = Kind(.suspensionChanged)
+        /// Models were upserted or removed, in the same transition as the commit of the same number, if any.
+        public static let models = Kind(.models)
 
         /// The kind's name, such as `finished`.
         public var description: String { value.rawValue }
@@ -60,6 +62,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case sequenceConfigured(CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm)
         /// `nil` names the whole DataPoint.
         case suspensionChanged(CallSequence.Name?, count: Int)
+        /// A transaction's model changes, in order, under its snapshot number.
+        case models(snapshot: UInt64, changes: [ModelChange], at: Date)
     }
 
     let change: Change
@@ -80,6 +84,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .held: .held
         case .sequenceConfigured: .sequenceConfigured
         case .suspensionChanged: .suspensionChanged
+        case .models: .models
         }
     }
 
@@ -89,15 +94,23 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .started(let id, _, _), .retryScheduled(let id, _, _), .interrupted(let id, _),
             .attemptReturned(let id, _), .finished(let id, _, _), .held(let id, _, _):
             id
-        case .commit, .sequenceConfigured, .suspensionChanged:
+        case .commit, .sequenceConfigured, .suspensionChanged, .models:
             nil
         }
     }
 
-    /// A commit's snapshot number; `nil` for other kinds.
+    /// A commit's snapshot number, or a model change's; `nil` for other kinds.
     public var snapshot: UInt64? {
-        guard case .commit(let snapshot, _, _) = change else { return nil }
-        return snapshot
+        switch change {
+        case .commit(let snapshot, _, _), .models(let snapshot, _, _): snapshot
+        default: nil
+        }
+    }
+
+    /// The model changes a transaction made, in order; empty for other kinds.
+    public var modelChanges: [ModelChange] {
+        guard case .models(_, let changes, _) = change else { return [] }
+        return changes
     }
 
     /// The operations a commit enqueued, in call order; empty for other kinds.
@@ -109,7 +122,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     /// When the transition happened, for records that say.
     public var date: Date? {
         switch change {
-        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date):
+        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date),
+            .models(_, _, let date):
             date
         case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
             nil
@@ -122,6 +136,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .commit(let snapshot, let operations, _): "commit \(snapshot) of \(operations.count) operations"
         case .sequenceConfigured(let name, _, _): "sequenceConfigured \(name)"
         case .suspensionChanged(let name, let count): "suspensionChanged \(name?.rawValue ?? "all") to \(count)"
+        case .models(let snapshot, let changes, _): "models of \(snapshot): \(changes.count) changes"
         default: "\(kind) \(operationID.map(\.uuidString) ?? "")"
         }
     }

@@ -20,6 +20,7 @@ extension StoredState {
         private var suspensionCount: Int
         private var sequences: [StoredSequence]
         private var sequenceIndex: [CallSequence.Name: Int] = [:]
+        private var models: [String: [String: Data]]
         /// Operations in commit order; `nil` where one was forgotten, until the array is compacted.
         private var operations: [StoredOperation?]
         private var forgottenCount = 0
@@ -46,6 +47,7 @@ extension StoredState {
             suspensionCount = state.suspensionCount
             sequences = state.sequences
             operations = state.operations
+            models = state.models
             self.retention = retention
             for (index, sequence) in sequences.enumerated() { sequenceIndex[sequence.name] = index }
             // A snapshot keeps no date of its own: the latest its operations carry stands for it.
@@ -142,6 +144,9 @@ extension StoredState {
                     return
                 }
                 updateSequence(name) { $0.suspensionCount = count }
+            case .models(let snapshot, let changes, _):
+                lastSnapshot = max(lastSnapshot, snapshot)
+                for change in changes { models[change.collection, default: [:]][change.id] = change.encoded }
             }
         }
 
@@ -196,7 +201,8 @@ extension StoredState {
                 lastSnapshot: lastSnapshot,
                 operations: operations,
                 sequences: sequences,
-                suspensionCount: suspensionCount
+                suspensionCount: suspensionCount,
+                models: models.filter { !$0.value.isEmpty }
             )
         }
 

@@ -10,6 +10,8 @@ public struct StoredState: Sendable {
     public var sequences: [StoredSequence]
     /// The suspension count of the whole DataPoint.
     public var suspensionCount: Int
+    /// The document's models: encoded forms by id, by collection.
+    public var models: [String: [String: Data]]
     /// What the store found and repaired while opening, for stores that recover from a journal.
     public var recovery: RecoveryReport?
 
@@ -20,16 +22,19 @@ public struct StoredState: Sendable {
     ///   - operations: Operations in commit order.
     ///   - sequences: Configured sequences.
     ///   - suspensionCount: The DataPoint's suspension count.
+    ///   - models: The document's models, encoded, by id and collection.
     public init(
         lastSnapshot: UInt64 = 0,
         operations: [StoredOperation] = [],
         sequences: [StoredSequence] = [],
-        suspensionCount: Int = 0
+        suspensionCount: Int = 0,
+        models: [String: [String: Data]] = [:]
     ) {
         self.lastSnapshot = lastSnapshot
         self.operations = operations
         self.sequences = sequences
         self.suspensionCount = suspensionCount
+        self.models = models
     }
 
     /// The state of a new store.

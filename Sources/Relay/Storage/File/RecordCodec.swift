@@ -5,7 +5,7 @@ import Foundation
 /// Hand-written rather than `Codable`: the journal is on the acknowledgement path of every transition, and a
 /// compact, field-by-field encoding is several times faster to write and read than JSON.
 enum RecordCodec {
-    private enum Tag: UInt8 {
+    fileprivate enum Tag: UInt8 {
         case commit = 1
         case started
         case retryScheduled
@@ -15,6 +15,7 @@ enum RecordCodec {
         case sequenceConfigured
         case suspensionChanged
         case attemptReturned
+        case models
     }
 
     // MARK: - Records
@@ -60,6 +61,9 @@ enum RecordCodec {
             writer.string(name.rawValue)
             writer.int(bunchSize)
             writer.string(algorithm.rawValue)
+        case .models(let snapshot, let changes, let date):
+            writer.byte(Tag.models.rawValue)
+            encodeModels(snapshot: snapshot, changes: changes, date: date, into: &writer)
         case .suspensionChanged(let name, let count):
             writer.byte(Tag.suspensionChanged.rawValue)
             writer.optional(name) { $0.string($1.rawValue) }
@@ -105,6 +109,8 @@ enum RecordCodec {
                 CallSequence.Name(rawValue: try reader.string())
             }
             return .suspensionChanged(name, count: try reader.counter())
+        case .models:
+            return try decodeModels(from: &reader)
         }
     }
 
@@ -257,6 +263,7 @@ enum RecordCodec {
                 writer.date(until)
             }
         }
+        encode(state.models, into: &writer)
     }
 
     static func decodeState(from reader: inout ByteReader) throws(ByteReader.Malformed) -> StoredState {
@@ -302,6 +309,8 @@ enum RecordCodec {
                 )
             )
         }
+        // Models follow from version 5; an earlier snapshot ends here.
+        if !reader.isAtEnd { state.models = try decodeCollections(from: &reader) }
         return state
     }
 }

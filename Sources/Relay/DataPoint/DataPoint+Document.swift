@@ -1,0 +1,109 @@
+import Foundation
+
+/// The document: typed collections of models, changed in transactions together with the operations that follow from
+/// them (S19, S20).
+extension DataPoint {
+    /// Registers a model type under a collection name, once per DataPoint.
+    ///
+    /// A reopened store keeps its models by collection name; registering the type again binds them to it.
+    ///
+    /// - Parameters:
+    ///   - type: The model type.
+    ///   - collection: The collection's name.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/collectionConflict`` when the type is registered already, or
+    ///   the name holds another type.
+    public nonisolated func register<M: Model>(_ type: M.Type, as collection: String) throws {
+        try core.document.withLock { (document) throws(RelayError) in
+            try document.register(typeName: M.typeName, as: collection)
+        }
+    }
+
+    /// The model with this id, or `nil` when there is none.
+    ///
+    /// Reads are synchronous and see whole transactions only.
+    ///
+    /// - Parameters:
+    ///   - type: The model type; it must be registered.
+    ///   - id: The model's id.
+    /// - Returns: The model.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered, or
+    ///   ``RelayError/Code/modelEncoding`` when the stored model does not decode as `M`.
+    public nonisolated func model<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
+        let key = String(describing: id)
+        let encoded = try core.document.withLock { (document) throws(RelayError) in
+            document.models(in: try document.collection(ofType: M.typeName))[key]
+        }
+        return try encoded.map { try Self.decode(M.self, from: $0, id: key) }
+    }
+
+    /// Every model of a collection, in id order.
+    ///
+    /// - Parameter type: The model type; it must be registered.
+    /// - Returns: The models.
+    /// - Throws: The errors of ``model(_:id:)``.
+    public nonisolated func models<M: Model>(_ type: M.Type) throws -> [M] {
+        try models(type) { _ in true }
+    }
+
+    /// The models of a collection that `isIncluded` accepts, in id order.
+    ///
+    /// - Parameters:
+    ///   - type: The model type; it must be registered.
+    ///   - isIncluded: Whether to include a model; it runs outside every lock.
+    /// - Returns: The models.
+    /// - Throws: The errors of ``model(_:id:)``, and what `isIncluded` throws.
+    public nonisolated func models<M: Model>(_ type: M.Type, where isIncluded: (M) throws -> Bool) throws -> [M] {
+        let all = try core.document.withLock { (document) throws(RelayError) in
+            document.models(in: try document.collection(ofType: M.typeName))
+        }
+        return try all.sorted { $0.key < $1.key }.compactMap { key, encoded in
+            let model = try Self.decode(M.self, from: encoded, id: key)
+            return try isIncluded(model) ? model : nil
+        }
+    }
+
+    /// How many models a collection holds.
+    ///
+    /// - Parameter type: The model type; it must be registered.
+    /// - Returns: The count.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public nonisolated func count<M: Model>(of type: M.Type) throws -> Int {
+        try core.document.withLock { (document) throws(RelayError) in
+            document.models(in: try document.collection(ofType: M.typeName)).count
+        }
+    }
+
+    /// Upserts and removes models and enqueues operations as one atomic commit with one snapshot number, durable under
+    /// the store's policy before it returns.
+    ///
+    /// Everything is checked before anything applies: a model that does not encode, a type that is not registered, an
+    /// operation that ``enqueue(_:)-([CallOperation])`` would reject. A rejected transaction changes nothing, models
+    /// included; one that only enqueues behaves exactly like `enqueue`.
+    ///
+    /// ```swift
+    /// let handles = try await point.transaction { tx in
+    ///     try tx.upsert(order)
+    ///     tx.enqueue(try CallOperation.http(HTTPCall(method: .post, url: webhook, body: .data(payload))))
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: Stages the changes; it runs before any lock is taken.
+    /// - Returns: The handles of the enqueued operations, in staging order.
+    /// - Throws: What `body` throws, and the errors of ``enqueue(_:)-([CallOperation])``.
+    @discardableResult
+    public nonisolated func transaction(_ body: (inout Transaction) throws -> Void) async throws -> [CallHandle] {
+        let registrations = core.document.withLock { $0.registrations }
+        var transaction = Transaction(collections: registrations, maximumSize: configuration.maximumPayloadSize)
+        try body(&transaction)
+        let records = try await core.enqueue(transaction.operations, changes: transaction.changes)
+        return records.map { CallHandle(record: $0, core: core) }
+    }
+
+    private static func decode<M: Model>(_ type: M.Type, from encoded: Data, id: String) throws(RelayError) -> M {
+        do {
+            return try JSONDecoder().decode(M.self, from: encoded)
+        } catch {
+            throw RelayError(.modelEncoding, "the stored \(M.typeName) of id \(id) does not decode: \(error)")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The DataPoint's models: each collection's encoded models by id, and which type each collection holds.
+///
+/// Models are kept encoded, so a model costs its encoded size and a dictionary entry; readers copy what they read out
+/// under the lock (collections are copied on write) and decode it after. Which type a collection holds is known only in
+/// the running process: a reopened store restores the encoded models, and registering the type binds them again.
+struct Document: Sendable {
+    private var collections: [String: [String: Data]] = [:]
+    /// The collection each registered type is kept in, by type name, and the type of each registered collection.
+    private var collectionOfType: [String: String] = [:]
+    private var typeOfCollection: [String: String] = [:]
+
+    /// Takes the models a store restored.
+    mutating func restore(_ models: [String: [String: Data]]) {
+        collections = models
+    }
+
+    /// Registers `typeName` as the type of `collection`; registering the same pair again is a conflict too, so that a
+    /// second registration never passes unnoticed.
+    mutating func register(typeName: String, as collection: String) throws(RelayError) {
+        if let existing = collectionOfType[typeName] {
+            throw RelayError(
+                .collectionConflict, "\(typeName) is registered already, as the collection \(existing)")
+        }
+        if let existing = typeOfCollection[collection] {
+            throw RelayError(.collectionConflict, "the collection \(collection) holds \(existing) already")
+        }
+        collectionOfType[typeName] = collection
+        typeOfCollection[collection] = typeName
+    }
+
+    /// The collections of registered types, by type name.
+    var registrations: [String: String] { collectionOfType }
+
+    /// The collection a registered type is kept in.
+    func collection(ofType typeName: String) throws(RelayError) -> String {
+        guard let collection = collectionOfType[typeName] else {
+            throw RelayError(.unknownCollection, "\(typeName) is not registered; register it with a collection first")
+        }
+        return collection
+    }
+
+    /// The encoded models of a collection, by id.
+    func models(in collection: String) -> [String: Data] {
+        collections[collection] ?? [:]
+    }
+
+    /// Applies a transaction's changes, in order.
+    mutating func apply(_ changes: [ModelChange]) {
+        for change in changes { collections[change.collection, default: [:]][change.id] = change.encoded }
+    }
+}

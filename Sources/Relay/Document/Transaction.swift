@@ -1,0 +1,73 @@
+import Foundation
+
+/// What a transaction changes: models upserted and removed, and operations enqueued, committed as one atomic,
+/// durable commit by ``DataPoint/transaction(_:)``.
+///
+/// Models are encoded as they are staged, so a model that does not encode fails the call that stages it, before
+/// anything is committed.
+public struct Transaction: Sendable {
+    private let collections: [String: String]
+    private let maximumSize: Int
+    private(set) var changes: [ModelChange] = []
+    private(set) var operations: [CallOperation] = []
+
+    init(collections: [String: String], maximumSize: Int) {
+        self.collections = collections
+        self.maximumSize = maximumSize
+    }
+
+    /// Stages a model, inserted or replacing the one with its id.
+    ///
+    /// - Parameter model: The model; its type must be registered.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered,
+    ///   ``RelayError/Code/modelEncoding`` when it does not encode, ``RelayError/Code/payloadTooLarge`` when its
+    ///   encoded form is larger than ``DataPoint/Configuration/maximumPayloadSize``.
+    public mutating func upsert<M: Model>(_ model: M) throws {
+        let collection = try collection(of: M.self)
+        let encoded: Data
+        do {
+            encoded = try JSONEncoder().encode(model)
+        } catch {
+            throw RelayError(.modelEncoding, "a \(M.typeName) of id \(model.documentKey) does not encode: \(error)")
+        }
+        guard encoded.count <= maximumSize else {
+            throw RelayError(
+                .payloadTooLarge,
+                "a \(M.typeName) of id \(model.documentKey) encodes to \(encoded.count) bytes; the limit is \(maximumSize)"
+            )
+        }
+        changes.append(ModelChange(collection: collection, id: model.documentKey, encoded: encoded))
+    }
+
+    /// Stages the removal of a model; removing one that is not there changes nothing.
+    ///
+    /// - Parameters:
+    ///   - type: The model's type; it must be registered.
+    ///   - id: The model's id.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func remove<M: Model>(_ type: M.Type, id: M.ID) throws {
+        changes.append(ModelChange(collection: try collection(of: type), id: String(describing: id), encoded: nil))
+    }
+
+    /// Stages an operation, enqueued by the same commit as the models.
+    ///
+    /// - Parameter operation: The operation, checked when the transaction commits as ``DataPoint/enqueue(_:)-([CallOperation])``
+    ///   checks it.
+    public mutating func enqueue(_ operation: CallOperation) {
+        operations.append(operation)
+    }
+
+    /// Stages operations, in call order.
+    ///
+    /// - Parameter operations: The operations.
+    public mutating func enqueue(_ operations: [CallOperation]) {
+        self.operations += operations
+    }
+
+    private func collection<M: Model>(of type: M.Type) throws(RelayError) -> String {
+        guard let collection = collections[M.typeName] else {
+            throw RelayError(.unknownCollection, "\(M.typeName) is not registered; register it with a collection first")
+        }
+        return collection
+    }
+}
