@@ -29,7 +29,11 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered, or
     ///   ``RelayError/Code/modelEncoding`` when the stored model does not decode as `M`.
     public nonisolated func model<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
-        let key = String(describing: id)
+        try model(type, key: String(describing: id))
+    }
+
+    /// The model under a document key, or `nil` when there is none.
+    nonisolated func model<M: Model>(_ type: M.Type, key: String) throws -> M? {
         let encoded = try core.document.withLock { (document) throws(RelayError) in
             document.models(in: try document.collection(ofType: M.typeName))[key]
         }
@@ -59,6 +63,23 @@ extension DataPoint {
         return try all.sorted { $0.key < $1.key }.compactMap { key, encoded in
             let model = try Self.decode(M.self, from: encoded, id: key)
             return try isIncluded(model) ? model : nil
+        }
+    }
+
+    /// The value stored under a key by a transaction's ``Transaction/setValue(_:forKey:)``, or `nil` when there is
+    /// none.
+    ///
+    /// - Parameters:
+    ///   - type: The value's type.
+    ///   - key: The key.
+    /// - Returns: The value.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/modelEncoding`` when the stored value does not decode as `type`.
+    public nonisolated func value<V: Decodable>(_ type: V.Type, forKey key: String) throws -> V? {
+        guard let encoded = core.document.withLock({ $0.models(in: Document.values)[key] }) else { return nil }
+        do {
+            return try JSONDecoder().decode(V.self, from: encoded)
+        } catch {
+            throw RelayError(.modelEncoding, "the value for \(key) does not decode as \(V.self): \(error)")
         }
     }
 

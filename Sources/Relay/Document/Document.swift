@@ -11,6 +11,9 @@ struct Document: Sendable {
     private var collectionOfType: [String: String] = [:]
     private var typeOfCollection: [String: String] = [:]
 
+    /// The collection of key-values, under a name that registrations may not take.
+    static let values = "relay.values"
+
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
         collections = models
@@ -19,6 +22,9 @@ struct Document: Sendable {
     /// Registers `typeName` as the type of `collection`; registering the same pair again is a conflict too, so that a
     /// second registration never passes unnoticed.
     mutating func register(typeName: String, as collection: String) throws(RelayError) {
+        guard !collection.hasPrefix("relay.") else {
+            throw RelayError(.collectionConflict, "collection names that start with \"relay.\" are Relay's own")
+        }
         if let existing = collectionOfType[typeName] {
             throw RelayError(
                 .collectionConflict, "\(typeName) is registered already, as the collection \(existing)")

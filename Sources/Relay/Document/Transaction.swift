@@ -49,6 +49,35 @@ public struct Transaction: Sendable {
         changes.append(ModelChange(collection: try collection(of: type), id: String(describing: id), encoded: nil))
     }
 
+    /// Stages a small value under a key, in the document's key-values; it replaces the key's value.
+    ///
+    /// - Parameters:
+    ///   - value: The value, stored in its JSON form.
+    ///   - key: The key.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/modelEncoding`` when the value does not encode, or
+    ///   ``RelayError/Code/payloadTooLarge`` when its encoded form is larger than
+    ///   ``DataPoint/Configuration/maximumPayloadSize``.
+    public mutating func setValue(_ value: some Encodable & Sendable, forKey key: String) throws {
+        let encoded: Data
+        do {
+            encoded = try JSONEncoder().encode(value)
+        } catch {
+            throw RelayError(.modelEncoding, "the value for \(key) does not encode: \(error)")
+        }
+        guard encoded.count <= maximumSize else {
+            throw RelayError(
+                .payloadTooLarge, "the value for \(key) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
+        }
+        changes.append(ModelChange(collection: Document.values, id: key, encoded: encoded))
+    }
+
+    /// Stages the removal of a key's value.
+    ///
+    /// - Parameter key: The key.
+    public mutating func removeValue(forKey key: String) {
+        changes.append(ModelChange(collection: Document.values, id: key, encoded: nil))
+    }
+
     /// Stages an operation, enqueued by the same commit as the models.
     ///
     /// - Parameter operation: The operation, checked when the transaction commits as ``DataPoint/enqueue(_:)-([CallOperation])``

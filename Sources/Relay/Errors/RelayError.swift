@@ -44,6 +44,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case unknownCollection
             case collectionConflict
             case modelEncoding
+            case modelNotFound
+            case typeMismatch
         }
 
         private let value: Value
@@ -109,6 +111,10 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let collectionConflict = Code(.collectionConflict)
         /// A model does not encode, or a stored one does not decode as its collection's type.
         public static let modelEncoding = Code(.modelEncoding)
+        /// An alias refers to a model that is not in the document.
+        public static let modelNotFound = Code(.modelNotFound)
+        /// An alias's collection holds another type than the one it is read as.
+        public static let typeMismatch = Code(.typeMismatch)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }
