@@ -24,18 +24,7 @@ public struct Transaction: Sendable {
     ///   encoded form is larger than ``DataPoint/Configuration/maximumPayloadSize``.
     public mutating func upsert<M: Model>(_ model: M) throws {
         let collection = try collection(of: M.self)
-        let encoded: Data
-        do {
-            encoded = try JSONEncoder().encode(model)
-        } catch {
-            throw RelayError(.modelEncoding, "a \(M.typeName) of id \(model.documentKey) does not encode: \(error)")
-        }
-        guard encoded.count <= maximumSize else {
-            throw RelayError(
-                .payloadTooLarge,
-                "a \(M.typeName) of id \(model.documentKey) encodes to \(encoded.count) bytes; the limit is \(maximumSize)"
-            )
-        }
+        let encoded = try encode(model, describing: "a \(M.typeName) of id \(model.documentKey)")
         changes.append(ModelChange(collection: collection, id: model.documentKey, encoded: encoded))
     }
 
@@ -58,16 +47,7 @@ public struct Transaction: Sendable {
     ///   ``RelayError/Code/payloadTooLarge`` when its encoded form is larger than
     ///   ``DataPoint/Configuration/maximumPayloadSize``.
     public mutating func setValue(_ value: some Encodable & Sendable, forKey key: String) throws {
-        let encoded: Data
-        do {
-            encoded = try JSONEncoder().encode(value)
-        } catch {
-            throw RelayError(.modelEncoding, "the value for \(key) does not encode: \(error)")
-        }
-        guard encoded.count <= maximumSize else {
-            throw RelayError(
-                .payloadTooLarge, "the value for \(key) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
-        }
+        let encoded = try encode(value, describing: "the value for \(key)")
         changes.append(ModelChange(collection: Document.values, id: key, encoded: encoded))
     }
 
@@ -91,6 +71,20 @@ public struct Transaction: Sendable {
     /// - Parameter operations: The operations.
     public mutating func enqueue(_ operations: [CallOperation]) {
         self.operations += operations
+    }
+
+    /// The JSON form of a model or value, within the size limit.
+    private func encode(_ value: some Encodable, describing what: String) throws(RelayError) -> Data {
+        let encoded: Data
+        do {
+            encoded = try JSONEncoder().encode(value)
+        } catch {
+            throw RelayError(.modelEncoding, "\(what) does not encode: \(error)")
+        }
+        guard encoded.count <= maximumSize else {
+            throw RelayError(.payloadTooLarge, "\(what) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
+        }
+        return encoded
     }
 
     private func collection<M: Model>(of type: M.Type) throws(RelayError) -> String {
