@@ -55,7 +55,7 @@ struct RelayDemo {
         case .held(let until, _): what = until.map { "held until \($0)" } ?? "hold released"
         case .suspended(let reason): what = "suspended: \(reason)"
         case .resumed(let reason): what = "resumed: \(reason)"
-        case .offline, .online: what = "\(event.kind)"
+        case .offline, .online, .modelChanged: what = "\(event.kind)"
         case .dropped(let dropped): what = "\(dropped.count) events dropped"
         case .recovered(let report): what = "recovered \(report.operationsRecovered) operations"
         }

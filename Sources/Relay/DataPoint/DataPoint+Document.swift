@@ -94,6 +94,41 @@ extension DataPoint {
         }
     }
 
+    /// The changes committed transactions make to a collection from now on: one ``CallEvent/Kind/modelChanged(_:)``
+    /// per model upserted or removed, delivered once the transaction is durable, in a stream of its own with a bounded
+    /// buffer (see ``events(bufferSize:)``, whose sequence numbers it shares).
+    ///
+    /// ```swift
+    /// for await event in try point.changes(of: Order.self) {
+    ///     if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
+    ///         print(order)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The model type; it must be registered.
+    ///   - bufferSize: How many changes to buffer before dropping the oldest; the configuration's by default.
+    /// - Returns: The changes; the stream ends when the DataPoint begins to shut down.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public nonisolated func changes<M: Model>(of type: M.Type, bufferSize: Int? = nil) throws -> CallEventStream {
+        let collection = try core.document.withLock { (document) throws(RelayError) in
+            try document.collection(ofType: M.typeName)
+        }
+        return changes(in: collection, bufferSize: bufferSize)
+    }
+
+    /// The changes committed transactions make to one collection, or to every collection and the key-values when it
+    /// is `nil`, from now on; see ``changes(of:bufferSize:)``.
+    ///
+    /// - Parameters:
+    ///   - collection: The collection's name, or `nil` for all.
+    ///   - bufferSize: How many changes to buffer before dropping the oldest; the configuration's by default.
+    /// - Returns: The changes; the stream ends when the DataPoint begins to shut down.
+    public nonisolated func changes(in collection: String? = nil, bufferSize: Int? = nil) -> CallEventStream {
+        core.subscribe(toCollection: collection, bufferSize: bufferSize ?? configuration.eventBufferSize)
+    }
+
     /// Upserts and removes models and enqueues operations as one atomic commit with one snapshot number, durable under
     /// the store's policy before it returns.
     ///

@@ -29,6 +29,7 @@ extension CallEvent.Kind: CustomStringConvertible {
         case .resumed: "resumed"
         case .offline: "offline"
         case .online: "online"
+        case .modelChanged: "modelChanged"
         case .dropped: "dropped"
         case .recovered: "recovered"
         }
@@ -60,6 +61,8 @@ extension CallEvent.Kind: CustomStringConvertible {
     public var isOffline: Bool { if case .offline = self { true } else { false } }
     /// Whether the kind is ``online(destination:reason:)``.
     public var isOnline: Bool { if case .online = self { true } else { false } }
+    /// Whether the kind is ``modelChanged(_:)``.
+    public var isModelChanged: Bool { if case .modelChanged = self { true } else { false } }
     /// Whether the kind is ``dropped(_:)``.
     public var isDropped: Bool { if case .dropped = self { true } else { false } }
     /// Whether the kind is ``recovered(_:)``.
@@ -84,6 +87,7 @@ extension CallEvent.Kind: CustomStringConvertible {
         case .offline(let destination, let reason):
             "\(destination) is offline" + (reason.isEmpty ? "" : ": \(reason)")
         case .online(let destination, let reason): "\(destination) is online: \(reason)"
+        case .modelChanged(let change): "\(change)"
         case .dropped(let dropped): "dropped \(dropped) this subscriber had no room for"
         case .recovered(let report): "recovered: \(report)"
         }

@@ -46,6 +46,9 @@ public struct CallEvent: Sendable, Hashable {
         /// The sequence's operations to `destination` may start again: its probe answered, or no operation waits for
         /// it any more.
         case online(destination: String, reason: String)
+        /// A transaction upserted or removed a model (see ``DataPoint/changes(in:bufferSize:)``), or an erasure
+        /// cascaded to it.
+        case modelChanged(DocumentChange)
         /// This subscriber's buffer was full and this many older events were dropped.
         ///
         /// It names the operations whose terminal event was dropped, so that an observer that counts terminal

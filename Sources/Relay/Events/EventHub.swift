@@ -13,11 +13,13 @@ struct EventHub: Sendable {
     /// How many events the last transition gathered; the next batch starts with that much room.
     private var lastBatchSize = 0
     private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
+    /// Followers of the document's changes, by collection; `nil` follows every collection.
+    private var perCollection: [String?: [(id: UInt64, sink: any EventSink)]] = [:]
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
 
     /// Whether any subscriber exists; when not, events are never built.
-    var isActive: Bool { !everything.isEmpty || !perOperation.isEmpty }
+    var isActive: Bool { !everything.isEmpty || !perOperation.isEmpty || !perCollection.isEmpty }
 
     func hasSubscribers(for operationID: UUID?) -> Bool {
         if !everything.isEmpty { return true }
@@ -34,6 +36,26 @@ struct EventHub: Sendable {
             everything.append((id, sink))
         }
         return id
+    }
+
+    /// Whether anyone hears of changes to `collection`.
+    func hasSubscribers(forCollection collection: String) -> Bool {
+        if !everything.isEmpty { return true }
+        guard !perCollection.isEmpty else { return false }
+        return perCollection[nil] != nil || perCollection[collection] != nil
+    }
+
+    /// Follows the document's changes to `collection`, or to every collection when it is `nil`.
+    mutating func subscribe(_ sink: any EventSink, toCollection collection: String?) -> UInt64 {
+        let id = nextSubscriberID
+        nextSubscriberID += 1
+        perCollection[collection, default: []].append((id, sink))
+        return id
+    }
+
+    mutating func unsubscribe(_ id: UInt64, fromCollection collection: String?) {
+        perCollection[collection]?.removeAll { $0.id == id }
+        if perCollection[collection]?.isEmpty == true { perCollection[collection] = nil }
     }
 
     mutating func unsubscribe(_ id: UInt64, from operationID: UUID?) {
@@ -66,6 +88,11 @@ struct EventHub: Sendable {
             if pending.isEmpty && lastBatchSize > 16 { pending.reserveCapacity(lastBatchSize) }
             pending.append(event)
         }
+        if case .modelChanged(let change) = kind, !perCollection.isEmpty {
+            for follower in (perCollection[nil] ?? []) + (perCollection[change.collection] ?? []) {
+                steps.append(.deliver(follower.sink, [event]))
+            }
+        }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
         for follower in followers { steps.append(.deliver(follower.sink, [event])) }
         if kind.isTerminal {
@@ -95,22 +122,33 @@ struct EventHub: Sendable {
         flushEverything()
         for subscriber in everything where subscriber.sink.endsWhenStopping { steps.append(.close(subscriber.sink)) }
         everything.removeAll { $0.sink.endsWhenStopping }
-        for (operationID, followers) in perOperation {
-            for follower in followers where follower.sink.endsWhenStopping { steps.append(.close(follower.sink)) }
-            let staying = followers.filter { !$0.sink.endsWhenStopping }
-            perOperation[operationID] = staying.isEmpty ? nil : staying
+        for sink in Self.removeEndingAtStop(from: &perOperation) + Self.removeEndingAtStop(from: &perCollection) {
+            steps.append(.close(sink))
         }
         if everything.isEmpty { pending.removeAll() }
+    }
+
+    /// Removes the followers whose streams end as the DataPoint begins to stop, and returns their sinks.
+    private static func removeEndingAtStop<Topic>(
+        from followers: inout [Topic: [(id: UInt64, sink: any EventSink)]]
+    ) -> [any EventSink] {
+        var ending: [any EventSink] = []
+        for (topic, list) in followers {
+            ending += list.filter { $0.sink.endsWhenStopping }.map(\.sink)
+            let staying = list.filter { !$0.sink.endsWhenStopping }
+            followers[topic] = staying.isEmpty ? nil : staying
+        }
+        return ending
     }
 
     /// Ends every stream, at shutdown.
     mutating func closeAll() {
         flushEverything()
         for subscriber in everything { steps.append(.close(subscriber.sink)) }
-        for followers in perOperation.values {
-            for follower in followers { steps.append(.close(follower.sink)) }
-        }
+        for follower in perOperation.values.joined() { steps.append(.close(follower.sink)) }
+        for follower in perCollection.values.joined() { steps.append(.close(follower.sink)) }
         everything.removeAll()
         perOperation.removeAll()
+        perCollection.removeAll()
     }
 }

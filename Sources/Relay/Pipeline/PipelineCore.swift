@@ -330,10 +330,25 @@ final class PipelineCore: Sendable {
             try machine.subscribe(subscription, to: operationID, in: directory)
         }
         perform(subscribed)
-        let id = subscribed.value
+        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }
+    }
+
+    /// A stream of the document's changes to `collection`, or to all of them when it is `nil`.
+    func subscribe(toCollection collection: String?, bufferSize: Int) -> CallEventStream {
+        let subscription = EventSubscription(capacity: bufferSize)
+        let subscribed = transition { $0.subscribe(subscription, toCollection: collection) }
+        perform(subscribed)
+        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, fromCollection: collection) }
+    }
+
+    /// The stream of a subscription, which unsubscribes when the stream and its iterator are gone.
+    private func stream(
+        of subscription: EventSubscription, id: UInt64,
+        unsubscribe: @escaping @Sendable (inout PipelineStateMachine, UInt64) -> Void
+    ) -> CallEventStream {
         let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
             guard id != 0, let self else { return }
-            self.state.withLock { $0.unsubscribe(id, from: operationID) }
+            self.state.withLock { unsubscribe(&$0, id) }
         }
         return CallEventStream(lifetime: lifetime)
     }

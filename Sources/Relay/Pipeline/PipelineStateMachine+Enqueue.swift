@@ -116,6 +116,13 @@ extension PipelineStateMachine {
     mutating func commitModels(_ changes: [ModelChange], snapshotBefore: UInt64, now: Int64) {
         let snapshot = graph.lastSnapshot > snapshotBefore ? graph.lastSnapshot : graph.closeCommit(adding: 0)
         if recording { records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now)))) }
+        guard hub.isActive else { return }
+        for change in changes where hub.hasSubscribers(forCollection: change.collection) {
+            hub.publish(
+                operationID: nil, sequenceName: nil,
+                kind: .modelChanged(DocumentChange(snapshot: snapshot, change: change)),
+                date: date(now))
+        }
     }
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.

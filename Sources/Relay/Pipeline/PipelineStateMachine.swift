@@ -216,4 +216,17 @@ struct PipelineStateMachine: Sendable {
         hub.unsubscribe(id, from: operationID)
     }
 
+    /// Follows the document's changes to `collection`, or to all of them when it is `nil`.
+    mutating func subscribe(_ sink: any EventSink, toCollection collection: String?) -> UInt64 {
+        guard !hasStopped(for: sink) else {
+            hub.close(sink)
+            return 0
+        }
+        return hub.subscribe(sink, toCollection: collection)
+    }
+
+    mutating func unsubscribe(_ id: UInt64, fromCollection collection: String?) {
+        hub.unsubscribe(id, fromCollection: collection)
+    }
+
 }
