@@ -148,8 +148,7 @@ extension DataPoint {
     /// - Throws: What `body` throws, and the errors of ``enqueue(_:)-([CallOperation])``.
     @discardableResult
     public nonisolated func transaction(_ body: (inout Transaction) throws -> Void) async throws -> [CallHandle] {
-        let registrations = core.document.withLock { $0.registrations }
-        var transaction = Transaction(collections: registrations, maximumSize: configuration.maximumPayloadSize)
+        var transaction = core.newTransaction()
         try body(&transaction)
         let records = try await core.enqueue(transaction.operations, changes: transaction.changes)
         return records.map { CallHandle(record: $0, core: core) }

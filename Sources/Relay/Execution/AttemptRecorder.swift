@@ -20,6 +20,32 @@ final class AttemptRecorder: Sendable {
     private let pending = Mutex<Pending?>(nil)
     /// Whether `pending` holds a report; written under the lock, read before it so that most attempts skip it.
     private let filled = Atomic<Bool>(false)
+    /// Model changes the running attempt staged, with its operation and attempt; read like `pending`.
+    private let staged = Mutex<(operationID: UUID, attempt: Int, changes: [ModelChange])?>(nil)
+    private let hasStaged = Atomic<Bool>(false)
+
+    /// Adds model changes to those the attempt staged, to be committed with its outcome if it completes or skips.
+    func stage(_ changes: [ModelChange], for operationID: UUID, attempt: Int) {
+        staged.withLock { staged in
+            if let current = staged, current.operationID == operationID, current.attempt == attempt {
+                staged = (operationID, attempt, current.changes + changes)
+            } else {
+                staged = (operationID, attempt, changes)
+            }
+            hasStaged.store(true, ordering: .releasing)
+        }
+    }
+
+    /// The model changes the given attempt staged; changes left behind by anything else are dropped.
+    func takeChanges(for operationID: UUID, attempt: Int) -> [ModelChange] {
+        guard hasStaged.load(ordering: .acquiring) else { return [] }
+        let taken = staged.withLock { staged in
+            hasStaged.store(false, ordering: .relaxed)
+            return staged.take()
+        }
+        guard let taken, taken.operationID == operationID, taken.attempt == attempt else { return [] }
+        return taken.changes
+    }
 
     func record(_ report: AttemptReport, for operationID: UUID) {
         let recorded = Pending(operationID: operationID, report: report)

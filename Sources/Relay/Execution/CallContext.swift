@@ -41,6 +41,25 @@ public struct CallContext: Sendable, Hashable {
         link.recorder.record(report, for: operationID)
     }
 
+    /// Stages model changes to commit with this attempt's outcome (S21): if the attempt completes or skips its
+    /// operation, the changes are in the same atomic, durable commit as the outcome, and after a crash both are there or
+    /// neither is; if it retries, fails or throws, they are discarded.
+    ///
+    /// ```swift
+    /// let order = try JSONDecoder().decode(Order.self, from: reply)
+    /// try context.stage { tx in try tx.upsert(order) }
+    /// return .completed(reply)
+    /// ```
+    ///
+    /// - Parameter body: Stages upserts, removals and key-values; operations it enqueues are ignored.
+    /// - Throws: What `body` throws, such as ``RelayError/Code/unknownCollection``; nothing is staged then.
+    public func stage(_ body: (inout Transaction) throws -> Void) throws {
+        var transaction = link.core.newTransaction()
+        try body(&transaction)
+        guard !transaction.changes.isEmpty else { return }
+        link.recorder.stage(transaction.changes, for: operationID, attempt: attempt)
+    }
+
     /// Runs `body` under a deadline on the DataPoint's clock, and returns `nil` when the deadline cuts it short.
     ///
     /// When `timeout` passes before `body` ends, the attempt's task is cancelled. `body` ends as it ends on any

@@ -210,9 +210,12 @@ extension PipelineCore {
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
             var step = transition(reusing: &effects) { machine in
-                machine.workerStep(
+                let next = machine.workerStep(
                     worker, lane: lane, ended: ends, claimWake: claimWake, cancelled: cancelled, limit: limit,
                     batch: batch, claimed: &jobs, now: now)
+                // Completions that committed model changes: readers see them with the outcomes (S21).
+                if !machine.documentChanges.isEmpty { applyDocumentChanges(from: &machine) }
+                return next
             }
             ends.removeAll(keepingCapacity: true)
             claimWake = false
@@ -282,8 +285,8 @@ extension PipelineCore {
     /// between sees its task cancelled, as a running one does.
     private static func goesOn(after end: PipelineStateMachine.AttemptEnd) -> Bool {
         switch end {
-        case .outcome(.offline), .reported(.offline, _), .returned, .interrupted: return false
-        case .outcome, .reported, .error: return true
+        case .outcome(.offline), .reported(.offline, _), .staged(.offline, _, _), .returned, .interrupted: return false
+        case .outcome, .reported, .staged, .error: return true
         }
     }
 
@@ -296,12 +299,14 @@ extension PipelineCore {
             slot: job.slot)
         do {
             let outcome = try await job.record.attempt(on: job.executor, context: context)
-            guard let report = link.recorder.take(for: context.operationID, attempt: context.attempt) else {
-                return .outcome(outcome)
-            }
+            let report = link.recorder.take(for: context.operationID, attempt: context.attempt)
+            let changes = link.recorder.takeChanges(for: context.operationID, attempt: context.attempt)
+            if !changes.isEmpty { return .staged(outcome, report, changes) }
+            guard let report else { return .outcome(outcome) }
             return .reported(outcome, report)
         } catch {
             _ = link.recorder.take(for: context.operationID, attempt: context.attempt)
+            _ = link.recorder.takeChanges(for: context.operationID, attempt: context.attempt)
             let reason = String(describing: error)
             return Task.isCancelled ? .interrupted(reason) : .error(reason)
         }

@@ -219,6 +219,19 @@ final class PipelineCore: Sendable {
         return applied.value.records
     }
 
+    /// Applies the model changes a transition's completions committed to the document, inside that transition.
+    func applyDocumentChanges(from machine: inout PipelineStateMachine) {
+        var changes: [ModelChange] = []
+        swap(&changes, &machine.documentChanges)
+        document.withLock { $0.apply(changes) }
+    }
+
+    /// A transaction of the document's registered types, to stage changes in.
+    func newTransaction() -> Transaction {
+        Transaction(
+            collections: document.withLock { $0.registrations }, maximumSize: configuration.maximumPayloadSize)
+    }
+
     /// Forgets the operations whose retention window has passed, a few at a time.
     ///
     /// Forgetting is housekeeping, and one critical section for a whole backlog (a burst of operations whose window

@@ -115,6 +115,11 @@ extension PipelineStateMachine {
     /// a number of their own when it enqueued none.
     mutating func commitModels(_ changes: [ModelChange], snapshotBefore: UInt64, now: Int64) {
         let snapshot = graph.lastSnapshot > snapshotBefore ? graph.lastSnapshot : graph.closeCommit(adding: 0)
+        recordModels(changes, snapshot: snapshot, now: now)
+    }
+
+    /// Records model changes under `snapshot`, in this transition's frame, and publishes them to change streams.
+    mutating func recordModels(_ changes: [ModelChange], snapshot: UInt64, now: Int64) {
         if recording { records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now)))) }
         guard hub.isActive else { return }
         for change in changes where hub.hasSubscribers(forCollection: change.collection) {

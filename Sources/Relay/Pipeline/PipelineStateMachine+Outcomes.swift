@@ -23,6 +23,15 @@ extension PipelineStateMachine {
             publish(
                 .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now)
             apply(outcome, to: slot, lane: l, response: report.response, now: now)
+        case .staged(let outcome, let report, let changes):
+            if let report {
+                reports[slot] = AttemptFigures(report)
+                publish(
+                    .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name,
+                    now: now)
+            }
+            apply(outcome, to: slot, lane: l, response: report?.response, now: now)
+            commitStagedChanges(changes, of: slot, now: now)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
         case .returned:
@@ -60,6 +69,18 @@ extension PipelineStateMachine {
         let id = graph[slot].record.operation.id
         if recording { records.append(.attemptReturned(id, attempts: Int(graph[slot].attempts))) }
         reevaluate(slot, now: now)
+    }
+
+    /// Commits the model changes an attempt staged, in the transition that records its end, when its operation
+    /// completed or skipped (S21); an attempt that ends otherwise leaves them out.
+    private mutating func commitStagedChanges(_ changes: [ModelChange], of slot: Int32, now: Int64) {
+        switch graph[slot].result {
+        case .completed, .skipped:
+            recordModels(changes, snapshot: graph[slot].snapshot, now: now)
+            documentChanges += changes
+        default:
+            break
+        }
     }
 
     /// Applies what the executor returned; `response` is what it reported of the attempt's response, which a failure

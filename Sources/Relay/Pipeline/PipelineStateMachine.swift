@@ -67,6 +67,9 @@ struct PipelineStateMachine: Sendable {
         case outcome(CallOutcome)
         /// An outcome with what the executor reported; boxed, so that the common case stays small to copy.
         indirect case reported(CallOutcome, AttemptReport)
+        /// An outcome with the model changes the attempt staged, committed with it if it completes or skips, and what
+        /// the executor reported, if anything.
+        indirect case staged(CallOutcome, AttemptReport?, [ModelChange])
         /// The executor threw while its task was not cancelled.
         case error(String)
         /// The executor threw while its task was cancelled: by request, or by shutdown.
@@ -119,6 +122,9 @@ struct PipelineStateMachine: Sendable {
     var holdingDispatch = false
     var heldDispatches: [Int32] = []
     var records: [StorageRecord] = []
+    /// Model changes that completions committed in this transition, for the shell to apply to the document before it
+    /// lets go of the lock.
+    var documentChanges: [ModelChange] = []
     /// The ticket of the last records handed to storage: a transition that records nothing still waits for it before
     /// its events reach subscribers.
     var lastTicket = StorageTicket.durable

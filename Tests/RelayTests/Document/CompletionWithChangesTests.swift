@@ -1,0 +1,84 @@
+import Foundation
+import Relay
+import RelayTesting
+import Synchronization
+import Testing
+
+@Suite("S21 completion with changes", .timeLimit(.minutes(1)))
+struct CompletionWithChangesTests {
+    @Test("S21: an executor completes with model changes in the transition that records its end")
+    func completesWithChanges() async throws {
+        let storage = RecordingStorage()
+        try await withManualPoint(storage: storage) { point, _ in
+            try point.register(Order.self, as: "orders")
+            let order = Order(id: UUID(), total: 99)
+            point.register(
+                ClosureExecutor { _, context in
+                    try context.stage { tx in try tx.upsert(order) }
+                    return .completed(Data("done".utf8))
+                }, for: "import")
+            let operation = CallOperation(kind: "import")
+            #expect(try await point.enqueue(operation).value == Data("done".utf8))
+            #expect(try point.model(Order.self, id: order.id) == order)
+            let kinds = storage.records.map(\.kind)
+            let finished = try #require(kinds.firstIndex(of: .finished))
+            #expect(kinds[finished + 1] == .models)
+            #expect(storage.records[finished + 1].snapshot == 1)
+        }
+    }
+
+    @Test("S21: changes staged by an attempt that retries, fails or throws are discarded")
+    func failedAttemptsDiscardChanges() async throws {
+        try await withManualPoint { point, clock in
+            try point.register(Customer.self, as: "customers")
+            let attempts = Mutex(0)
+            point.register(
+                ClosureExecutor { operation, context in
+                    let attempt = attempts.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    try context.stage { tx in try tx.upsert(Customer(id: "attempt-\(attempt)", name: "")) }
+                    switch String(decoding: operation.payload, as: UTF8.self) {
+                    case "fails": return .failed(reason: "no")
+                    case "throws": throw CancellationError()
+                    default:
+                        return context.attempt == 1 ? .retry(after: .seconds(1), reason: "again") : .completed(Data())
+                    }
+                }, for: "stage")
+            let policy = RetryPolicy(maximumAttempts: 1)
+            _ = try await point.enqueue(CallOperation(kind: "stage", payload: Data("fails".utf8), retryPolicy: policy))
+                .outcome
+            _ = try await point.enqueue(CallOperation(kind: "stage", payload: Data("throws".utf8), retryPolicy: policy))
+                .outcome
+            let retried = try await point.enqueue(CallOperation(kind: "stage"))
+            await point.idle()
+            clock.advance(by: .seconds(1))
+            _ = try await retried.value
+            // Only the completing attempt's change is there: the fourth call of the executor.
+            #expect(try point.models(Customer.self).map(\.id) == ["attempt-4"])
+        }
+    }
+
+    @Test("S21: after a crash, a completion and the changes it committed are both there")
+    func survivesACrash() async throws {
+        try await withTemporaryFolder { folder in
+            let order = Order(id: UUID(), total: 5)
+            let operation = CallOperation(kind: "import")
+            let executor = ClosureExecutor { _, context in
+                try context.stage { tx in try tx.upsert(order) }
+                return .completed(Data())
+            }
+            let reopened = try await DataPoint.crashAndReopen(
+                at: folder.url, clock: ManualClock(), prepare: { $0.register(executor, for: "import") }
+            ) { point in
+                try point.register(Order.self, as: "orders")
+                _ = try await point.enqueue(operation).value
+            }
+            try reopened.register(Order.self, as: "orders")
+            #expect(reopened.status(of: operation.id)?.state.isTerminal == true)
+            #expect(try reopened.model(Order.self, id: order.id) == order)
+            await reopened.shutdown()
+        }
+    }
+}
