@@ -37,7 +37,7 @@ extension DataPoint {
         let encoded = try core.document.withLock { (document) throws(RelayError) in
             document.models(in: try document.collection(ofType: M.typeName))[key]
         }
-        return try encoded.map { try Self.decode(M.self, from: $0, id: key) }
+        return try encoded.map { try Self.decodeModel(M.self, from: $0, id: key) }
     }
 
     /// Every model of a collection, in id order.
@@ -61,7 +61,7 @@ extension DataPoint {
             document.models(in: try document.collection(ofType: M.typeName))
         }
         return try all.sorted { $0.key < $1.key }.compactMap { key, encoded in
-            let model = try Self.decode(M.self, from: encoded, id: key)
+            let model = try Self.decodeModel(M.self, from: encoded, id: key)
             return try isIncluded(model) ? model : nil
         }
     }
@@ -150,11 +150,12 @@ extension DataPoint {
     public nonisolated func transaction(_ body: (inout Transaction) throws -> Void) async throws -> [CallHandle] {
         var transaction = core.newTransaction()
         try body(&transaction)
-        let records = try await core.enqueue(transaction.operations, changes: transaction.changes)
+        let records = try await core.enqueue(
+            transaction.operations, changes: transaction.changes, erasures: transaction.erasures)
         return records.map { CallHandle(record: $0, core: core) }
     }
 
-    private static func decode<M: Model>(_ type: M.Type, from encoded: Data, id: String) throws(RelayError) -> M {
+    static func decodeModel<M: Model>(_ type: M.Type, from encoded: Data, id: String) throws(RelayError) -> M {
         do {
             return try JSONDecoder().decode(M.self, from: encoded)
         } catch {

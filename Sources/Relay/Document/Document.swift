@@ -13,10 +13,17 @@ struct Document: Sendable {
 
     /// The collection of key-values, under a name that registrations may not take.
     static let values = "relay.values"
+    /// The collection of relations, stored like models so that they persist, and indexed both ways.
+    static let relations = "relay.relations"
+    private var index = RelationIndex()
 
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
         collections = models
+        index = RelationIndex()
+        for id in (models[Self.relations] ?? [:]).keys {
+            if let relation = Relation(storedID: id) { index.apply(relation, removing: false) }
+        }
     }
 
     /// Registers `typeName` as the type of `collection`; registering the same pair again is a conflict too, so that a
@@ -54,6 +61,28 @@ struct Document: Sendable {
 
     /// Applies a transaction's changes, in order.
     mutating func apply(_ changes: [ModelChange]) {
-        for change in changes { collections[change.collection, default: [:]][change.id] = change.encoded }
+        for change in changes {
+            collections[change.collection, default: [:]][change.id] = change.encoded
+            if change.collection == Self.relations, let relation = Relation(storedID: change.id) {
+                index.apply(relation, removing: change.encoded == nil)
+            }
+        }
+    }
+
+    /// The models related to `model` by `kind`.
+    func related(to model: Alias, by kind: Relationship) -> Set<Alias> {
+        index.related(to: model, by: kind)
+    }
+
+    /// The changes that erase `roots` as S23 says: each root, what it owns that no other living owner keeps, through
+    /// any depth, and every relation that names an erased model; roots that are not there erase nothing.
+    func erasure(of roots: [Alias]) -> [ModelChange] {
+        let erased = index.erasure(of: roots) { collections[$0.collection]?[$0.id] != nil }
+        var relations = Set<Relation>()
+        for model in erased { relations.formUnion(index.relations(naming: model)) }
+        return erased.map { ModelChange(collection: $0.collection, id: $0.id, encoded: nil) }
+            + relations.sorted { $0.change(removing: true).id < $1.change(removing: true).id }.map {
+                $0.change(removing: true)
+            }
     }
 }

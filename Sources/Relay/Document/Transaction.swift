@@ -10,6 +10,8 @@ public struct Transaction: Sendable {
     private let maximumSize: Int
     private(set) var changes: [ModelChange] = []
     private(set) var operations: [CallOperation] = []
+    /// Models to erase, with what their erasure cascades to, once the staged changes apply.
+    private(set) var erasures: [Alias] = []
 
     init(collections: [String: String], maximumSize: Int) {
         self.collections = collections
@@ -36,6 +38,40 @@ public struct Transaction: Sendable {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public mutating func remove<M: Model>(_ type: M.Type, id: M.ID) throws {
         changes.append(ModelChange(collection: try collection(of: type), id: String(describing: id), encoded: nil))
+    }
+
+    /// Stages a relation between two models (S23); setting one that is there changes nothing.
+    ///
+    /// - Parameters:
+    ///   - model: The first model; its type must be registered.
+    ///   - kind: How it relates to the second: it owns it, is owned by it, or is linked to it.
+    ///   - other: The second model; its type must be registered.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func relate<A: Model, B: Model>(_ model: A, _ kind: Relationship, _ other: B) throws {
+        changes.append(Relation(try alias(of: model), kind, try alias(of: other)).change(removing: false))
+    }
+
+    /// Stages the removal of a relation; removing one that is not there changes nothing.
+    ///
+    /// - Parameters:
+    ///   - model: The first model.
+    ///   - kind: The relation, as it was set.
+    ///   - other: The second model.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func unrelate<A: Model, B: Model>(_ model: A, _ kind: Relationship, _ other: B) throws {
+        changes.append(Relation(try alias(of: model), kind, try alias(of: other)).change(removing: true))
+    }
+
+    /// Stages the erasure of a model, and of what it owns, in the same commit.
+    ///
+    /// What it owns goes too, unless another living owner keeps it, through any depth; what owns it stays; free links
+    /// have no effect; every relation that names an erased model goes (S23). The cascade is worked out when the
+    /// transaction commits, after its other changes.
+    ///
+    /// - Parameter model: The model; its type must be registered.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func erase<M: Model>(_ model: M) throws {
+        erasures.append(try alias(of: model))
     }
 
     /// Stages a small value under a key, in the document's key-values; it replaces the key's value.
@@ -85,6 +121,10 @@ public struct Transaction: Sendable {
             throw RelayError(.payloadTooLarge, "\(what) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
         }
         return encoded
+    }
+
+    private func alias<M: Model>(of model: M) throws(RelayError) -> Alias {
+        Alias(collection: try collection(of: M.self), id: model.documentKey)
     }
 
     private func collection<M: Model>(of type: M.Type) throws(RelayError) -> String {

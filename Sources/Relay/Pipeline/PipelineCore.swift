@@ -184,7 +184,7 @@ final class PipelineCore: Sendable {
     /// forgets as many expired operations as the commit brought, so that a steady stream keeps the table at its size;
     /// a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
     func enqueue(
-        _ operations: [CallOperation], changes: [ModelChange] = []
+        _ operations: [CallOperation], changes: [ModelChange] = [], erasures: [Alias] = []
     ) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
@@ -197,10 +197,16 @@ final class PipelineCore: Sendable {
                 applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
                     let before = machine.graph.lastSnapshot
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
-                    if !changes.isEmpty {
-                        // The models go in the same transition, so in the same frame, as the commit of the operations.
-                        machine.commitModels(changes, snapshotBefore: before, now: now)
-                        document.withLock { $0.apply(changes) }
+                    if !changes.isEmpty || !erasures.isEmpty {
+                        // The models go in the same transition, so in the same frame, as the commit of the operations;
+                        // an erasure cascades over the document as the transaction's other changes leave it.
+                        let all = document.withLock { document in
+                            document.apply(changes)
+                            let cascade = erasures.isEmpty ? [] : document.erasure(of: erasures)
+                            document.apply(cascade)
+                            return changes + cascade
+                        }
+                        if !all.isEmpty { machine.commitModels(all, snapshotBefore: before, now: now) }
                     }
                     let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
                     machine.handOverRemoved(to: &directory)
