@@ -43,6 +43,11 @@ struct Document: Sendable {
         typeOfCollection[collection] = typeName
     }
 
+    /// Whether a type is registered as `collection`.
+    func holdsType(_ collection: String) -> Bool {
+        typeOfCollection[collection] != nil
+    }
+
     /// The collections of registered types, by type name.
     var registrations: [String: String] { collectionOfType }
 

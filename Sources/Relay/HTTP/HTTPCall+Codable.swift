@@ -5,7 +5,7 @@ import Foundation
 extension HTTPCall {
     private enum CodingKeys: String, CodingKey {
         case method, url, headers, body, acceptedStatusCodes, retryableStatusCodes, timeout, destination
-        case maximumRetryAfter, maximumRedirects
+        case maximumRetryAfter, maximumRedirects, responseCollection
     }
 
     /// Decodes a call; status codes may be ranges in text or a list of numbers.
@@ -24,6 +24,7 @@ extension HTTPCall {
         destination = try container.decodeIfPresent(URL.self, forKey: .destination)
         maximumRetryAfter = try container.decode(Duration.self, forKey: .maximumRetryAfter)
         maximumRedirects = try container.decode(Int.self, forKey: .maximumRedirects)
+        responseCollection = try container.decodeIfPresent(String.self, forKey: .responseCollection)
     }
 
     /// Encodes the call.
@@ -42,6 +43,7 @@ extension HTTPCall {
         try container.encodeIfPresent(destination, forKey: .destination)
         try container.encode(maximumRetryAfter, forKey: .maximumRetryAfter)
         try container.encode(maximumRedirects, forKey: .maximumRedirects)
+        try container.encodeIfPresent(responseCollection, forKey: .responseCollection)
     }
 
     /// The codes as comma-separated numbers and inclusive ranges, in ascending order: "408,429,500-599".

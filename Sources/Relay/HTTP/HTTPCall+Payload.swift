@@ -37,6 +37,8 @@ extension HTTPCall {
         writer.optional(destination) { writer, destination in writer.string(destination.absoluteString) }
         writer.duration(maximumRetryAfter)
         writer.varint(UInt64(max(0, maximumRedirects)))
+        // Last and only when set, so that a call without it makes the bytes it always made.
+        if let responseCollection { writer.string(responseCollection) }
         return Data(writer.bytes)
     }
 
@@ -79,6 +81,7 @@ extension HTTPCall {
         }
         let maximumRetryAfter = try reader.duration()
         let maximumRedirects = try reader.varint()
+        let responseCollection = reader.isAtEnd ? nil : try reader.string()
         guard maximumRedirects <= UInt64(Int32.max), reader.isAtEnd else { throw ByteReader.Malformed() }
         return HTTPCall(
             method: method,
@@ -90,7 +93,8 @@ extension HTTPCall {
             timeout: timeout,
             destination: destination,
             maximumRetryAfter: maximumRetryAfter,
-            maximumRedirects: Int(maximumRedirects)
+            maximumRedirects: Int(maximumRedirects),
+            responseCollection: responseCollection
         )
     }
 

@@ -46,6 +46,11 @@ public struct HTTPCall: Codable, Sendable, Hashable {
     public var maximumRetryAfter: Duration
     /// How many redirects are followed before the redirect itself is the response; 10 by default.
     public var maximumRedirects: Int
+    /// The collection that the response body, a JSON model with an `id`, is upserted into when the call completes, in
+    /// the same commit as the completion (S21); `nil` keeps the response in the operation's result only.
+    ///
+    /// A collection that no type is registered as, or a body that is not a JSON object with an `id`, fails the call.
+    public var responseCollection: String?
 
     /// The status codes that ``acceptedStatusCodes`` holds by default.
     public static let successStatusCodes = Set(200...299)
@@ -65,6 +70,7 @@ public struct HTTPCall: Codable, Sendable, Hashable {
     ///   - destination: For downloads, where the body goes.
     ///   - maximumRetryAfter: The longest `Retry-After` honoured.
     ///   - maximumRedirects: How many redirects are followed.
+    ///   - responseCollection: The collection the response body is upserted into on completion.
     public init(
         method: Method = .get,
         url: URL,
@@ -75,7 +81,8 @@ public struct HTTPCall: Codable, Sendable, Hashable {
         timeout: Duration = .seconds(60),
         destination: URL? = nil,
         maximumRetryAfter: Duration = .seconds(300),
-        maximumRedirects: Int = 10
+        maximumRedirects: Int = 10,
+        responseCollection: String? = nil
     ) {
         self.method = method
         self.url = url
@@ -87,6 +94,7 @@ public struct HTTPCall: Codable, Sendable, Hashable {
         self.destination = destination
         self.maximumRetryAfter = maximumRetryAfter
         self.maximumRedirects = maximumRedirects
+        self.responseCollection = responseCollection
     }
 
     /// Header names that carry credentials and are never stored, shown, or sent to another origin.

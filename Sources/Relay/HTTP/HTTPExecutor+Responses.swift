@@ -31,6 +31,9 @@ extension HTTPExecutor {
                 }
                 answer.file = destination
             }
+            if let collection = call.responseCollection, let reason = keep(answer.body, in: collection, context) {
+                return (.failed(reason: "\(request) answered \(response.status), but \(reason)"), answer)
+            }
             return (.completed(answer.encoded), answer)
         }
         partial.map(Self.remove)
@@ -39,6 +42,21 @@ extension HTTPExecutor {
         let now = context.startedAt.addingTimeInterval(Duration.nanoseconds(elapsed).relaySeconds)
         let asked = response.headers.headerValue("Retry-After").flatMap { RetryAfter.delay($0, now: now) }
         return (.retry(after: asked.map { min($0, call.maximumRetryAfter) }, reason: reason), answer)
+    }
+
+    /// Stages the response body as a model of `collection`, to be upserted with the completion; returns why it cannot,
+    /// if it cannot.
+    private func keep(_ body: Data, in collection: String, _ context: CallContext) -> String? {
+        guard context.link.core.document.withLock({ $0.holdsType(collection) }) else {
+            return "no type is registered as the collection \(collection) to keep it in"
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let id = object["id"],
+            id is String || id is NSNumber
+        else { return "its body is not a JSON object with an id to keep it under in \(collection)" }
+        context.link.recorder.stage(
+            [ModelChange(collection: collection, id: "\(id)", encoded: body)], for: context.operationID,
+            attempt: context.attempt)
+        return nil
     }
 
     /// Where a download is written until it is accepted: beside the destination, so the final move is a rename.
