@@ -6,12 +6,34 @@ import RelayTesting
 //
 //   RelayCrashWorker run <folder> <seed>   enqueues commits forever on a file store, printing "ack <ids>" once each
 //                                          enqueue returns, while the operations run
+//   RelayCrashWorker document <folder>     commits transactions forever, each two models and an operation whose
+//                                          completion keeps a receipt model, printing "ack <n> <id>" once each returns
 //   RelayCrashWorker hold <folder>         opens the store, prints "holding", and keeps it open until stdin closes
 
 /// A little work per operation, so that kills land while operations run.
 struct YieldingWork: CallExecutor {
     func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
         for _ in 0..<Int(operation.payload.first ?? 1) { await Task.yield() }
+        return .completed(operation.payload)
+    }
+}
+
+/// Half of a transaction's pair of models: both halves are there after a crash, or neither is.
+struct Half: Model {
+    let id: String
+    let transaction: Int
+}
+
+/// What an operation's completion keeps, in the commit of the completion.
+struct Receipt: Model {
+    let id: UUID
+}
+
+/// Completes with a receipt of the operation, after a little work.
+struct ReceiptWork: CallExecutor {
+    func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        for _ in 0..<Int(operation.payload.first ?? 1) { await Task.yield() }
+        try context.stage { tx in try tx.upsert(Receipt(id: operation.id)) }
         return .completed(operation.payload)
     }
 }
@@ -34,6 +56,22 @@ case "hold":
     say("holding")
     while readLine() != nil {}
     await point.shutdown()
+case "document":
+    try await DataPoint.with(storage: .file(at: folder)) { point in
+        point.register(ReceiptWork(), for: "receipt")
+        try point.register(Half.self, as: "halves")
+        try point.register(Receipt.self, as: "receipts")
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
+        for transaction in 0... {
+            let operation = CallOperation(kind: "receipt", payload: Data([UInt8(1 + transaction % 40)]))
+            try await point.transaction { tx in
+                try tx.upsert(Half(id: "\(transaction)-a", transaction: transaction))
+                try tx.upsert(Half(id: "\(transaction)-b", transaction: transaction))
+                tx.enqueue(operation)
+            }
+            say("ack \(transaction) \(operation.id.uuidString)")
+        }
+    }
 default:
     var random = SplitMix64(seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     try await DataPoint.with(storage: .file(at: folder)) { point in

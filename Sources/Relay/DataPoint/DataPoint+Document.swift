@@ -143,11 +143,16 @@ extension DataPoint {
     /// }
     /// ```
     ///
-    /// - Parameter body: Stages the changes; it runs before any lock is taken.
+    /// - Parameters:
+    ///   - isolation: The caller's isolation, where `body` runs; inferred.
+    ///   - body: Stages the changes; it runs before any lock is taken.
     /// - Returns: The handles of the enqueued operations, in staging order.
     /// - Throws: What `body` throws, and the errors of ``enqueue(_:)-([CallOperation])``.
     @discardableResult
-    public nonisolated func transaction(_ body: (inout Transaction) throws -> Void) async throws -> [CallHandle] {
+    public func transaction(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout Transaction) throws -> Void
+    ) async throws -> [CallHandle] {
         var transaction = core.newTransaction()
         try body(&transaction)
         let records = try await core.enqueue(

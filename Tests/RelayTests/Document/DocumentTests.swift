@@ -97,6 +97,22 @@ struct DocumentTests {
         }
     }
 
+    @Test("S25: a model larger than the payload limit is a typed error, and nothing of its transaction applies")
+    func oversizedModel() async throws {
+        let small = DataPoint.Configuration(maximumPayloadSize: 64, shutdownGracePeriod: .zero)
+        try await withManualPoint(configuration: small) { point, _ in
+            try point.register(Customer.self, as: "customers")
+            let error = await #expect(throws: RelayError.self) {
+                try await point.transaction { tx in
+                    try tx.upsert(Customer(id: "short", name: "Ada"))
+                    try tx.upsert(Customer(id: "long", name: String(repeating: "x", count: 100)))
+                }
+            }
+            #expect(error?.code == .payloadTooLarge)
+            #expect(try point.count(of: Customer.self) == 0)
+        }
+    }
+
     @Test("S20: a transaction that only enqueues behaves exactly like enqueue")
     func enqueueOnlyTransaction() async throws {
         try await withManualPoint { point, _ in
