@@ -60,4 +60,30 @@ struct ReadmeTests {
         #expect(keys.count == 2 && Set(keys).count == 1)
         #expect(server.requests.allSatisfy { $0.header("Authorization")?.hasPrefix("Bearer") == true })
     }
+
+    struct Purchase: Model {
+        let id: UUID
+        var total: Int
+    }
+
+    @Test("the README's transaction runs as written, against a loopback server")
+    func transactionQuickStart() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/purchases", .status(201))
+        let partnerURL = server.url("/purchases")
+        let total = try await DataPoint.with(storage: .volatile, waitForPending: true) { point in
+            try point.register(Purchase.self, as: "purchases")
+            let purchase = Purchase(id: UUID(), total: 42)
+            let body = try JSONEncoder().encode(purchase)
+            // The purchase and the call that announces it are durable together, or not at all.
+            try await point.transaction { tx in
+                try tx.upsert(purchase)
+                tx.enqueue(try CallOperation.http(HTTPCall(method: .post, url: partnerURL, body: .data(body))))
+            }
+            return try point.model(Purchase.self, id: purchase.id)!.total
+        }
+        #expect(total == 42)
+        #expect(server.requests(to: "/purchases").count == 1)
+    }
 }
