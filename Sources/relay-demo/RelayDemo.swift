@@ -3,8 +3,10 @@ import Relay
 
 /// Runs a small dependency graph across the three default sequences and prints what happens.
 ///
-/// One operation fails twice before it succeeds, so the output shows retries with their backoff; the last operation
-/// runs even if something before it fails, so the output always ends with a summary.
+/// The graph is committed in one transaction with the profile it updates, and the operation that publishes the profile
+/// completes with the profile's new state, in the same commit. One operation fails twice before it succeeds, so the
+/// output shows retries with their backoff; the last operation runs even if something before it fails, so the output
+/// always ends with a summary.
 @main
 struct RelayDemo {
     static func main() async throws {
@@ -12,6 +14,8 @@ struct RelayDemo {
         try await DataPoint.with { point in
             point.register(SimulatedWork(), for: "work")
             point.register(FlakyUpload(), for: "flaky-upload")
+            point.register(PublishProfile(), for: "publish")
+            try point.register(Profile.self, as: "profiles")
             let graph = DemoGraph()
             let events = point.events()
             print("Relay demo: \(graph.operations.count) operations across data, downloads and uploads")
@@ -30,11 +34,18 @@ struct RelayDemo {
                         if finished == graph.operations.count { break }
                     }
                 }
-                let handles = try await point.enqueue(graph.operations)
+                // The profile and the work that follows from it, in one atomic commit.
+                let handles = try await point.transaction { tx in
+                    try tx.upsert(Profile(id: "me", status: "updating"))
+                    tx.enqueue(graph.operations)
+                }
                 for handle in handles { _ = try await handle.outcome }
                 try await group.waitForAll()
             }
             printSummary(point.metrics())
+            if let profile = try point.model(Profile.self, id: "me") {
+                print("  profile    \(profile.status), as the publishing operation left it in its commit")
+            }
         }
     }
 
@@ -105,6 +116,21 @@ struct SimulatedWork: CallExecutor {
     }
 }
 
+/// The document's one model in the demo.
+struct Profile: Model {
+    let id: String
+    var status: String
+}
+
+/// Publishes the profile, and completes with its new state in the same commit.
+struct PublishProfile: CallExecutor {
+    func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
+        try await Task.sleep(for: .milliseconds(10))
+        try context.stage { tx in try tx.upsert(Profile(id: "me", status: "published")) }
+        return .completed(Data())
+    }
+}
+
 /// An upload whose first two attempts fail, as a flaky network would.
 struct FlakyUpload: CallExecutor {
     func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
@@ -146,7 +172,7 @@ struct DemoGraph {
         let feed = work("download-feed", 30, in: .downloads, after: [config])
         let resize = work("resize-avatar", 25, in: .data, after: [avatar])
         let upload = work("upload-avatar", 0, in: .uploads, after: [resize], kind: "flaky-upload")
-        let publish = work("publish-profile", 10, in: .data, after: [upload, feed])
+        let publish = work("publish-profile", 10, in: .data, after: [upload, feed], kind: "publish")
         let notify = work("notify", 5, in: .data, after: [publish], onDependencyFailure: .runAnyway)
         operations = [config, avatar, feed, resize, upload, publish, notify]
         self.names = names
