@@ -30,6 +30,7 @@ let package = Package(
         ),
         benchmark("Engine"),
         benchmark("Allocations"),
+        benchmark("Document"),
         benchmark("HTTP", alsoUsing: [.product(name: "RelayTesting", package: "Relay")]),
     ],
     swiftLanguageModes: [.v6]

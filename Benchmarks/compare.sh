@@ -12,7 +12,7 @@ loaded=$(mktemp -d)
 loaders=()
 stop_loaders() { [ ${#loaders[@]} -eq 0 ] || kill "${loaders[@]}" 2>/dev/null || true; }
 trap 'stop_loaders; rm -rf "$results" "$one_core" "$loaded"' EXIT
-swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP)$' \
+swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP|Document)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
 # Context for P1's ratio: its Relay and task group workloads again with the whole process on one core, where no wake
 # crosses cores. Only on a full run, and where taskset exists.
@@ -156,6 +156,22 @@ ack_steady=$(median "$ack_name" noCompactionAckP99Microseconds)
 [ "$ack_steady" = "missing" ] || ack_steady=$(awk -v v="$ack_steady" 'BEGIN { printf "%.1f\n", v / 1000 }')
 goal Ack "${ack}ms(compactions=$(median "$ack_name" compactions))" no-compaction "${ack_steady}ms" \
     "$(ratio "$ack" 50)" "p99<=50ms" "r <= 1"
+
+# P8: volatile transactions of one model upsert against the same upsert (the model encoded, stored by id) in a
+# Dictionary behind a Mutex, paired in each iteration.
+read -r p8 p8_dictionary p8_ratio <<<"$(paired "P8 Relay transactions of one upsert against Dictionary behind Mutex n=20000" \
+    relayTransactionsPerSecond dictionaryUpsertsPerSecond relayPerMilleOfDictionary)"
+goal P8 "$p8/s" Dictionary "$p8_dictionary/s" "$p8_ratio" "ratio>=0.25" "r >= 0.25"
+# P11: resolving an alias, and a one-to-many relation, in nanoseconds, beside a Dictionary lookup.
+p11_name="P11 Relay alias and relation against Dictionary lookup n=100000"
+p11_alias=$(median "$p11_name" aliasNanoseconds)
+p11_relation=$(median "$p11_name" relationNanoseconds)
+p11_lookup=$(median "$p11_name" dictionaryNanoseconds)
+goal P11 "alias=${p11_alias}ns" Dictionary "${p11_lookup}ns" "$(ratio "$p11_alias" 200)" "alias<=200ns" "r <= 1"
+goal P11 "relation=${p11_relation}ns" Dictionary "${p11_lookup}ns" "$(ratio "$p11_relation" 200)" "relation<=200ns" "r <= 1"
+# P12: changes delivered to one subscriber, from transactions of 100 upserts.
+p12=$(rate "P12 Relay changes to one subscriber n=100000")
+goal P12 "$p12/s" absolute "1000000/s" "$(ratio "$p12" 1000000)" "relay>=1000000/s" "r >= 1"
 
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
