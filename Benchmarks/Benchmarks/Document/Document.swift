@@ -15,7 +15,9 @@ func item(_ id: Int) -> Item {
     Item(id: id, name: "item \(id)", note: String(repeating: "n", count: 150))
 }
 
-/// The document's goals, each beside its baseline in the same run. Names carry the count per iteration.
+/// The document's goals, each beside its baseline in the same run.
+///
+/// Names carry the count per iteration.
 let benchmarks: @Sendable () -> Void = {
     // P8: volatile transactions of one model upsert, against the same upsert (the model encoded to JSON and stored by
     // id) in a Dictionary behind a Mutex, paired in each iteration.
