@@ -14,7 +14,7 @@ extension DataPoint {
     ///   the name holds another type.
     public nonisolated func register<M: Model>(_ type: M.Type, as collection: String) throws {
         try core.document.withLock { (document) throws(RelayError) in
-            try document.register(typeName: M.typeName, as: collection)
+            try document.register(M.self, as: collection)
         }
     }
 
@@ -32,12 +32,18 @@ extension DataPoint {
         try model(type, key: String(describing: id))
     }
 
-    /// The model under a document key, or `nil` when there is none.
+    /// The model under a document key, or `nil` when there is none; decoded once, then read from the document's
+    /// decoded copies while it does not change.
     nonisolated func model<M: Model>(_ type: M.Type, key: String) throws -> M? {
-        let encoded = try core.document.withLock { (document) throws(RelayError) in
-            document.models(in: try document.collection(ofType: M.typeName))[key]
+        let found = try core.document.withLock { (document) throws(RelayError) -> Document.Found? in
+            document.found(Alias(collection: try document.collection(of: M.self), id: key))
         }
-        return try encoded.map { try Self.decodeModel(M.self, from: $0, id: key) }
+        guard let found else { return nil }
+        if let model = found.decoded as? M { return model }
+        guard let encoded = found.encoded else { return nil }
+        let model = try Self.decodeModel(M.self, from: encoded, id: key)
+        core.document.withLock { $0.keepDecoded(model, of: found.alias, from: encoded) }
+        return model
     }
 
     /// Every model of a collection, in id order.
@@ -58,7 +64,7 @@ extension DataPoint {
     /// - Throws: The errors of ``model(_:id:)``, and what `isIncluded` throws.
     public nonisolated func models<M: Model>(_ type: M.Type, where isIncluded: (M) throws -> Bool) throws -> [M] {
         let all = try core.document.withLock { (document) throws(RelayError) in
-            document.models(in: try document.collection(ofType: M.typeName))
+            document.models(in: try document.collection(of: M.self))
         }
         return try all.sorted { $0.key < $1.key }.compactMap { key, encoded in
             let model = try Self.decodeModel(M.self, from: encoded, id: key)
@@ -90,7 +96,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func count<M: Model>(of type: M.Type) throws -> Int {
         try core.document.withLock { (document) throws(RelayError) in
-            document.models(in: try document.collection(ofType: M.typeName)).count
+            document.models(in: try document.collection(of: M.self)).count
         }
     }
 
@@ -113,7 +119,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func changes<M: Model>(of type: M.Type, bufferSize: Int? = nil) throws -> CallEventStream {
         let collection = try core.document.withLock { (document) throws(RelayError) in
-            try document.collection(ofType: M.typeName)
+            try document.collection(of: M.self)
         }
         return changes(in: collection, bufferSize: bufferSize)
     }

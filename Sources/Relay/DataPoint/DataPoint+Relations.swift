@@ -22,16 +22,24 @@ extension DataPoint {
         to model: M, by kind: Relationship, as type: R.Type
     ) throws -> [R] {
         let origin = try alias(of: model)
-        let encoded = try core.document.withLock { (document) throws(RelayError) -> [String: Data] in
-            let collection = try document.collection(ofType: R.typeName)
-            let models = document.models(in: collection)
-            var related: [String: Data] = [:]
-            for alias in document.related(to: origin, by: kind) where alias.collection == collection {
-                related[alias.id] = models[alias.id]
-            }
-            return related
+        // One pass under the lock: decoded copies where reads kept them, encoded forms for the rest. Nothing here is
+        // generic over `R` until the casts: generic tuples and arrays cost a metadata lookup each in unspecialized code.
+        let found = try core.document.withLock { (document) throws(RelayError) -> [Document.Found] in
+            let collection = try document.collection(of: R.self)
+            return document.found(document.related(to: origin, by: kind).filter { $0.collection == collection })
         }
-        return try encoded.sorted { $0.key < $1.key }.map { try Self.decodeModel(R.self, from: $0.value, id: $0.key) }
+        var related: [R] = []
+        related.reserveCapacity(found.count)
+        for entry in found.sorted(by: { $0.alias.id < $1.alias.id }) {
+            if let decoded = entry.decoded as? R {
+                related.append(decoded)
+            } else if let encoded = entry.encoded {
+                let model = try Self.decodeModel(R.self, from: encoded, id: entry.alias.id)
+                core.document.withLock { $0.keepDecoded(model, of: entry.alias, from: encoded) }
+                related.append(model)
+            }
+        }
+        return related
     }
 
     /// The aliases of every model related to `model` by `kind`, of any type, in order.

@@ -3,12 +3,14 @@ import Foundation
 /// The DataPoint's models: each collection's encoded models by id, and which type each collection holds.
 ///
 /// Models are kept encoded, so a model costs its encoded size and a dictionary entry; readers copy what they read out
-/// under the lock (collections are copied on write) and decode it after. Which type a collection holds is known only in
-/// the running process: a reopened store restores the encoded models, and registering the type binds them again.
+/// under the lock (collections are copied on write) and decode it after. The last models read one by one are kept
+/// decoded too, up to ``decodedLimit``, so that resolving an alias or a relation costs a lookup, not a decode; any
+/// change to a model drops its decoded copy. Which type a collection holds is known only in the running process: a
+/// reopened store restores the encoded models, and registering the type binds them again.
 struct Document: Sendable {
     private var collections: [String: [String: Data]] = [:]
-    /// The collection each registered type is kept in, by type name, and the type of each registered collection.
-    private var collectionOfType: [String: String] = [:]
+    /// The collection each registered type is kept in, and the name of the type of each registered collection.
+    private var collectionOfType: [ObjectIdentifier: String] = [:]
     private var typeOfCollection: [String: String] = [:]
 
     /// The collection of key-values, under a name that registrations may not take.
@@ -16,6 +18,9 @@ struct Document: Sendable {
     /// The collection of relations, stored like models so that they persist, and indexed both ways.
     static let relations = "relay.relations"
     private var index = RelationIndex()
+    /// Models decoded by reads, by collection and id; bounded, whatever the document's size.
+    private var decoded: [Alias: any Sendable] = [:]
+    static let decodedLimit = 16_384
 
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
@@ -26,20 +31,21 @@ struct Document: Sendable {
         }
     }
 
-    /// Registers `typeName` as the type of `collection`; registering the same pair again is a conflict too, so that a
+    /// Registers `type` as the type of `collection`; registering the same pair again is a conflict too, so that a
     /// second registration never passes unnoticed.
-    mutating func register(typeName: String, as collection: String) throws(RelayError) {
+    mutating func register<M: Model>(_ type: M.Type, as collection: String) throws(RelayError) {
+        let typeName = M.typeName
         guard !collection.hasPrefix("relay.") else {
             throw RelayError(.collectionConflict, "collection names that start with \"relay.\" are Relay's own")
         }
-        if let existing = collectionOfType[typeName] {
+        if let existing = collectionOfType[ObjectIdentifier(type)] {
             throw RelayError(
                 .collectionConflict, "\(typeName) is registered already, as the collection \(existing)")
         }
         if let existing = typeOfCollection[collection] {
             throw RelayError(.collectionConflict, "the collection \(collection) holds \(existing) already")
         }
-        collectionOfType[typeName] = collection
+        collectionOfType[ObjectIdentifier(type)] = collection
         typeOfCollection[collection] = typeName
     }
 
@@ -48,15 +54,45 @@ struct Document: Sendable {
         typeOfCollection[collection] != nil
     }
 
-    /// The collections of registered types, by type name.
-    var registrations: [String: String] { collectionOfType }
+    /// The collections of registered types.
+    var registrations: [ObjectIdentifier: String] { collectionOfType }
 
     /// The collection a registered type is kept in.
-    func collection(ofType typeName: String) throws(RelayError) -> String {
-        guard let collection = collectionOfType[typeName] else {
-            throw RelayError(.unknownCollection, "\(typeName) is not registered; register it with a collection first")
+    func collection<M: Model>(of type: M.Type) throws(RelayError) -> String {
+        guard let collection = collectionOfType[ObjectIdentifier(type)] else {
+            throw RelayError(.unknownCollection, "\(M.typeName) is not registered; register it with a collection first")
         }
         return collection
+    }
+
+    /// A model a read found: its decoded copy if a read kept one, else its encoded form.
+    struct Found: Sendable {
+        let alias: Alias
+        let decoded: (any Sendable)?
+        let encoded: Data?
+    }
+
+    /// The models that `aliases` name and the document holds, each decoded if a read kept it.
+    func found(_ aliases: some Sequence<Alias>) -> [Found] {
+        aliases.compactMap(found)
+    }
+
+    /// The model that `alias` names, decoded if a read kept it, or `nil` when the document does not hold it.
+    func found(_ alias: Alias) -> Found? {
+        if let decoded = decodedModel(alias) { return Found(alias: alias, decoded: decoded, encoded: nil) }
+        return collections[alias.collection]?[alias.id].map { Found(alias: alias, decoded: nil, encoded: $0) }
+    }
+
+    /// The decoded copy of a model, if a read kept one.
+    func decodedModel(_ alias: Alias) -> (any Sendable)? {
+        decoded.isEmpty ? nil : decoded[alias]
+    }
+
+    /// Keeps a model a read decoded, if the document still holds what it decoded it from.
+    mutating func keepDecoded(_ model: any Sendable, of alias: Alias, from encoded: Data) {
+        guard collections[alias.collection]?[alias.id] == encoded else { return }
+        if decoded.count >= Self.decodedLimit { decoded.remove(at: decoded.startIndex) }
+        decoded[alias] = model
     }
 
     /// The encoded models of a collection, by id.
@@ -68,6 +104,7 @@ struct Document: Sendable {
     mutating func apply(_ changes: [ModelChange]) {
         for change in changes {
             collections[change.collection, default: [:]][change.id] = change.encoded
+            if !decoded.isEmpty { decoded[Alias(collection: change.collection, id: change.id)] = nil }
             if change.collection == Self.relations, let relation = Relation(storedID: change.id) {
                 index.apply(relation, removing: change.encoded == nil)
             }

@@ -6,14 +6,14 @@ import Foundation
 /// Models are encoded as they are staged, so a model that does not encode fails the call that stages it, before
 /// anything is committed.
 public struct Transaction: Sendable {
-    private let collections: [String: String]
+    private let collections: [ObjectIdentifier: String]
     private let maximumSize: Int
     private(set) var changes: [ModelChange] = []
     private(set) var operations: [CallOperation] = []
     /// Models to erase, with what their erasure cascades to, once the staged changes apply.
     private(set) var erasures: [Alias] = []
 
-    init(collections: [String: String], maximumSize: Int) {
+    init(collections: [ObjectIdentifier: String], maximumSize: Int) {
         self.collections = collections
         self.maximumSize = maximumSize
     }
@@ -128,7 +128,7 @@ public struct Transaction: Sendable {
     }
 
     private func collection<M: Model>(of type: M.Type) throws(RelayError) -> String {
-        guard let collection = collections[M.typeName] else {
+        guard let collection = collections[ObjectIdentifier(M.self)] else {
             throw RelayError(.unknownCollection, "\(M.typeName) is not registered; register it with a collection first")
         }
         return collection

@@ -71,6 +71,21 @@ struct DocumentTests {
         }
     }
 
+    @Test("S19: a read after a change sees the change, though an earlier read kept the model decoded")
+    func readsSeeChanges() async throws {
+        try await withManualPoint { point, _ in
+            try point.register(Order.self, as: "orders")
+            let id = UUID()
+            for total in 1...3 {
+                try await point.transaction { tx in try tx.upsert(Order(id: id, total: total)) }
+                #expect(try point.model(Order.self, id: id)?.total == total)
+                #expect(try point.resolve(AliasOf<Order>(id: id)).total == total)
+            }
+            try await point.transaction { tx in try tx.remove(Order.self, id: id) }
+            #expect(try point.model(Order.self, id: id) == nil)
+        }
+    }
+
     @Test("S20: a rejected transaction changes nothing, models included")
     func rejectedTransaction() async throws {
         try await withManualPoint { point, _ in
