@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a transaction changes: models upserted and removed, and operations enqueued, committed as one atomic,
-/// durable commit by ``DataPoint/transaction(_:)``.
+/// durable commit by ``DataPoint/transaction(isolation:_:)``.
 ///
 /// Models are encoded as they are staged, so a model that does not encode fails the call that stages it, before
 /// anything is committed.
