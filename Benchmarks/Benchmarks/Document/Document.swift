@@ -117,6 +117,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    reopenBenchmarks()
 }
 
 /// Times `body` on the continuous clock.
