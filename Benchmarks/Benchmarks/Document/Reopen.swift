@@ -2,9 +2,11 @@ import Benchmark
 import Foundation
 import Relay
 
-/// P10: reopening a store that holds a million models of about 200 bytes: time, and memory kept per model beyond its
-/// encoded size, with a scaling factor of one million so that the medians read per model. Beside it, the limit:
-/// reading the same million encoded models from a flat file of length-prefixed records into a Dictionary by id.
+/// P10: reopening a store that holds a million models of about 200 bytes.
+///
+/// Time, and memory kept per model beyond its encoded size, with a scaling factor of one million so that the medians
+/// read per model. Beside it, the limit: reading the same million encoded models from a flat file of length-prefixed
+/// records into a Dictionary by id.
 func reopenBenchmarks() {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, .memoryLeakedBytes], warmupIterations: 1, scalingFactor: .mega,
