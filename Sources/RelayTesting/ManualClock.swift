@@ -70,7 +70,7 @@ public final class ManualClock: Clock, Sendable {
         var now: Instant
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 1
-        var sleeperWaiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var sleeperWaiters = CountWaiters()
     }
 
     private let state: Mutex<State>
@@ -153,32 +153,16 @@ public final class ManualClock: Clock, Sendable {
     ///   sleeper that never comes.
     /// - Parameter count: How many sleepers to wait for.
     public func waitForSleepers(_ count: Int = 1) async {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state in
-                    guard !Task.isCancelled, state.sleepers.count < count else { return true }
-                    state.sleeperWaiters.append((id, count, continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.sleeperWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.sleeperWaiters.remove(at: index).continuation
-            }
-            waiter?.resume()
-        }
+        let id = state.withLock { $0.sleeperWaiters.makeID() }
+        await CountWaiters.wait(
+            park: { continuation in
+                state.withLock { $0.sleeperWaiters.park(id, until: count, reached: $0.sleepers.count, continuation) }
+            },
+            cancel: { self.state.withLock { $0.sleeperWaiters.cancel(id) } }
+        )
     }
 
     private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.sleepers.count
-        let satisfied = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
-        state.sleeperWaiters.removeAll { $0.count <= count }
-        return satisfied
+        state.sleeperWaiters.takeSatisfied(by: state.sleepers.count)
     }
 }

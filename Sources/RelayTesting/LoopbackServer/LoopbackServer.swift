@@ -34,8 +34,7 @@ public final class LoopbackServer: Sendable {
         var defaults: [String: Reply] = [:]
         var fallback = Reply(status: 404)
         var requests: [Request] = []
-        var requestWaiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var nextWaiterID: UInt64 = 0
+        var requestWaiters = CountWaiters()
         var stalled: [DispatchSemaphore] = []
     }
 
@@ -123,27 +122,13 @@ public final class LoopbackServer: Sendable {
     ///
     /// - Parameter count: The number of requests to wait for.
     public func waitForRequests(_ count: Int) async {
-        let id = state.withLock { state in
-            defer { state.nextWaiterID += 1 }
-            return state.nextWaiterID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Read under the lock the handler takes: a cancel either finds the waiter or is seen here.
-                let ready = state.withLock { state in
-                    guard !Task.isCancelled, state.requests.count < count else { return true }
-                    state.requestWaiters.append((id, count, continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.requestWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.requestWaiters.remove(at: index).continuation
-            }
-            waiter?.resume()
-        }
+        let id = state.withLock { $0.requestWaiters.makeID() }
+        await CountWaiters.wait(
+            park: { continuation in
+                state.withLock { $0.requestWaiters.park(id, until: count, reached: $0.requests.count, continuation) }
+            },
+            cancel: { self.state.withLock { $0.requestWaiters.cancel(id) } }
+        )
     }
 
     // MARK: - Up and down
@@ -275,8 +260,7 @@ public final class LoopbackServer: Sendable {
         let (reply, release, satisfied) = state.withLock { state in
             state.requests.append(request)
             let count = state.requests.count
-            let satisfied = state.requestWaiters.filter { $0.count <= count }.map(\.continuation)
-            state.requestWaiters.removeAll { $0.count <= count }
+            let satisfied = state.requestWaiters.takeSatisfied(by: count)
             let reply: Reply
             if var queue = state.scripts[request.path], !queue.isEmpty {
                 reply = queue.removeFirst()
