@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(name: "Relay", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        // P9 and P10 measure Relay's document beside GRDB on SQLite (the system's libsqlite3).
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .target(
@@ -30,7 +32,7 @@ let package = Package(
         ),
         benchmark("Engine"),
         benchmark("Allocations"),
-        benchmark("Document"),
+        benchmark("Document", alsoUsing: [.product(name: "GRDB", package: "GRDB.swift")]),
         benchmark("HTTP", alsoUsing: [.product(name: "RelayTesting", package: "Relay")]),
     ],
     swiftLanguageModes: [.v6]

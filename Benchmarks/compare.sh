@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the engine and HTTP benchmarks once and prints one line per performance goal, each computed from medians of that run:
+# Runs the engine, HTTP and document benchmarks once and prints one line per performance goal, each computed from medians of that run:
 #   P1 relay=… baseline=… ratio=… goal=… PASS|FAIL
 # Extra arguments go to `swift package benchmark` (for example --filter 'P1.*'). A full run, without them, also runs P1's
 # pairing of Relay and the task group on one core, as context for P1's ratio.
@@ -162,6 +162,11 @@ goal Ack "${ack}ms(compactions=$(median "$ack_name" compactions))" no-compaction
 read -r p8 p8_dictionary p8_ratio <<<"$(paired "P8 Relay transactions of one upsert against Dictionary behind Mutex n=20000" \
     relayTransactionsPerSecond dictionaryUpsertsPerSecond relayPerMilleOfDictionary)"
 goal P8 "$p8/s" Dictionary "$p8_dictionary/s" "$p8_ratio" "ratio>=0.25" "r >= 0.25"
+# P9: durable transactions of one model upsert and one enqueued operation from 64 tasks, against GRDB on SQLite in WAL
+# mode with synchronous = FULL doing the same upsert and outbox row: at least ten times GRDB, and 50,000 a second.
+p9=$(rate "P9 Relay durable transactions with an operation tasks=64 n=32000")
+p9_grdb=$(rate "P9 GRDB WAL synchronous FULL transactions tasks=64 n=2560")
+goal P9 "$p9/s" GRDB "$p9_grdb/s" "$(ratio "$p9" "$p9_grdb")" "ratio>=10,relay>=50000/s" "r >= 10 && v + 0 >= 50000"
 # P11: resolving an alias, and a one-to-many relation, in nanoseconds, beside a Dictionary lookup.
 p11_name="P11 Relay alias and relation against Dictionary lookup n=100000"
 p11_alias=$(median "$p11_name" aliasNanoseconds)

@@ -17,7 +17,7 @@ private final class MediumStorage: Storage {
     struct Writer: GroupCommitWriter {
         let medium: Medium
 
-        func write(_ batch: [[Data]]) async throws {
+        func write(_ batch: [[Data]]) throws {
             medium.frames.withLock { $0 += batch }
             medium.writes.withLock { $0 += 1 }
         }

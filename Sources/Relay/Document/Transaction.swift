@@ -26,8 +26,9 @@ public struct Transaction: Sendable {
     ///   encoded form is larger than ``DataPoint/Configuration/maximumPayloadSize``.
     public mutating func upsert<M: Model>(_ model: M) throws {
         let collection = try collection(of: M.self)
-        let encoded = try encode(model, describing: "a \(M.typeName) of id \(model.documentKey)")
-        changes.append(ModelChange(collection: collection, id: model.documentKey, encoded: encoded))
+        let id = model.documentKey
+        let encoded = try encode(model, describing: "a \(M.typeName) of id \(id)")
+        changes.append(ModelChange(collection: collection, id: id, encoded: encoded))
     }
 
     /// Stages the removal of a model; removing one that is not there changes nothing.
@@ -109,16 +110,19 @@ public struct Transaction: Sendable {
         self.operations += operations
     }
 
-    /// The JSON form of a model or value, within the size limit.
-    private func encode(_ value: some Encodable, describing what: String) throws(RelayError) -> Data {
+    /// The JSON form of a model or value, within the size limit; `what` names it in an error, built only then.
+    private func encode(
+        _ value: some Encodable, describing what: @autoclosure () -> String
+    ) throws(RelayError) -> Data {
         let encoded: Data
         do {
             encoded = try JSONEncoder().encode(value)
         } catch {
-            throw RelayError(.modelEncoding, "\(what) does not encode: \(error)")
+            throw RelayError(.modelEncoding, "\(what()) does not encode: \(error)")
         }
         guard encoded.count <= maximumSize else {
-            throw RelayError(.payloadTooLarge, "\(what) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
+            throw RelayError(
+                .payloadTooLarge, "\(what()) encodes to \(encoded.count) bytes; the limit is \(maximumSize)")
         }
         return encoded
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The log a ``GroupCommit`` writes to: a store's journal, a table, a remote log.
@@ -7,20 +8,24 @@ public protocol GroupCommitWriter<Batch>: Sendable {
 
     /// Writes a batch after every earlier one and makes it durable under the store's policy.
     ///
-    /// ``GroupCommit`` calls it from one task at a time, outside any lock, so it may suspend, and may do other work
-    /// that needs the log to itself, such as compaction, before it returns.
+    /// ``GroupCommit`` calls it on a serial dispatch queue of its own, one batch at a time and outside any lock, never
+    /// on the tasks that wait; it may block on I/O, and may do other work that needs the log to itself, such as
+    /// compaction, before it returns.
     ///
     /// - Parameter batch: Every transition appended since the last write, oldest first.
     /// - Throws: Any error, when the batch could not be made durable; every wait fails with it from then on.
-    func write(_ batch: Batch) async throws
+    func write(_ batch: Batch) throws
 }
 
-/// Group commit for a store that appends transitions to a log: whoever waits first, while no write is in flight,
-/// writes everything appended so far in one write, and those who arrive meanwhile wait and share the next one.
+/// Group commit for a store that appends transitions to a log: one write at a time, each taking everything appended
+/// so far, so transitions that arrive while a write is in flight share the next one.
 ///
 /// A store calls ``append(transitions:_:)`` from ``Storage/append(_:)`` and ``waitUntilDurable(_:)`` from
-/// ``Storage/waitUntilDurable(_:)``; the writer does the I/O. Under load, one write and one sync cover many
-/// transitions, so a store's throughput is bound by its writes per second, not its transitions per second.
+/// ``Storage/waitUntilDurable(_:)``; the writer does the I/O. The first wait starts a drain on the group commit's
+/// queue, which writes batch after batch while transitions wait, and resumes each waiter as soon as its transitions
+/// are durable. The next write starts as the previous one ends, on the same thread, so the tasks resumed by one write
+/// fill the next while it is in flight. Under load, one write and one sync cover many transitions, so a store's
+/// throughput is bound by its writes per second, not its transitions per second.
 ///
 /// ```swift
 /// let commits = GroupCommit(writer: myJournal, empty: Data())
@@ -31,38 +36,11 @@ public protocol GroupCommitWriter<Batch>: Sendable {
 /// }
 /// ```
 public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
-    private struct Waiter: Sendable {
-        /// The position the waiter needs durable; `nil` when it waits only for the lead.
-        let position: UInt64?
-        let continuation: CheckedContinuation<Bool, any Error>
-    }
-
-    private enum Role {
-        case done, lead, follow
-    }
-
-    private struct State: Sendable {
-        var batch: Writer.Batch
-        var isOpen = true
-        var appended: UInt64 = 0
-        var durable: UInt64 = 0
-        var writing = false
-        var waiters: [Waiter] = []
-        var failure: RelayError?
-        /// What to run once no write is in flight, after ``close(failure:whenIdle:)``.
-        var whenIdle: (@Sendable () -> Void)?
-
-        /// The closing work to run now that no write is in flight, if the log is closed.
-        mutating func takeClosingWork() -> (@Sendable () -> Void)? {
-            guard !isOpen, !writing else { return nil }
-            defer { whenIdle = nil }
-            return whenIdle
-        }
-    }
-
     private let writer: Writer
-    private let empty: Writer.Batch
-    private let state: Mutex<State>
+    private typealias Waiter = CheckedContinuation<Void, any Error>
+    private let state: Mutex<GroupCommitState<Writer.Batch, Waiter>>
+    // Writes and exclusive work run here, one at a time, off the cooperative thread pool.
+    private let queue = DispatchQueue(label: "Relay.GroupCommit")
 
     /// Creates a group commit that writes with `writer`.
     ///
@@ -71,8 +49,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     ///   - empty: An empty batch, which each write starts the next one from.
     public init(writer: Writer, empty: Writer.Batch) {
         self.writer = writer
-        self.empty = empty
-        state = Mutex(State(batch: empty))
+        state = Mutex(GroupCommitState(empty: empty))
     }
 
     /// The ticket of the last transition appended.
@@ -90,60 +67,51 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     ///   - add: Adds them to the batch.
     /// - Returns: The ticket of the last one.
     public func append(transitions: Int, _ add: (inout Writer.Batch) -> Void) -> StorageTicket {
-        state.withLock { state in
-            guard state.isOpen else { return StorageTicket(position: state.appended) }
-            add(&state.batch)
-            state.appended += UInt64(transitions)
-            return StorageTicket(position: state.appended)
-        }
+        StorageTicket(position: state.withLock { $0.append(transitions: transitions, add) })
     }
 
-    /// Returns once every transition up to `ticket` is durable, writing them itself if no write is in flight.
+    /// Returns once every transition up to `ticket` is durable, starting a drain if none is running.
     ///
     /// - Parameter ticket: A ticket from ``append(transitions:_:)``.
     /// - Throws: What the writer threw, for this wait and every later one; or the failure the log was closed with.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        while true {
-            let role = try state.withLock { (state) throws(RelayError) -> Role in
-                if state.durable >= ticket.position { return .done }
-                if let failure = state.failure { throw failure }
-                if state.writing { return .follow }
-                state.writing = true
-                return .lead
-            }
-            switch role {
-            case .done: return
-            case .lead: try await writeRound()
-            case .follow: if try await follow(until: ticket.position) { try await writeRound() }
+        if let settled = state.withLock({ $0.settled(ticket.position) }) { return try settled.get() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            switch state.withLock({ $0.wait(for: ticket.position, continuation) }) {
+            case .resume(.success): continuation.resume()
+            case .resume(.failure(let failure)): continuation.resume(throwing: failure)
+            case .startDrain: queue.async { self.drain() }
+            case .none: break
             }
         }
     }
 
-    /// Runs `body` as the only writer, once the write in flight, if any, has ended; for work that needs the log to
-    /// itself, such as compaction.
+    /// Runs `body` as the only writer, after the writes in flight or queued before it; for work that needs the log
+    /// to itself, such as compaction.
     ///
-    /// - Parameter body: The work.
+    /// - Parameter body: The work; it runs on the group commit's queue and may block.
     /// - Throws: What `body` threw, which fails the log as a failed write does; or the log's failure, without running
     ///   `body`, once it has failed or closed.
-    public func exclusively(_ body: () async throws -> Void) async throws {
-        let leading = try state.withLock { (state) throws(RelayError) in
-            if let failure = state.failure { throw failure }
-            guard !state.writing else { return false }
-            state.writing = true
-            return true
+    public func exclusively(_ body: @escaping @Sendable () throws -> Void) async throws {
+        state.withLock { $0.beginWork() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                let result: Result<Void, any Error>
+                if let failure = self.state.withLock({ $0.failure }) {
+                    result = .failure(failure)
+                } else {
+                    do {
+                        try body()
+                        result = .success(())
+                    } catch {
+                        self.fail(error)
+                        result = .failure(error)
+                    }
+                }
+                self.endWork()
+                continuation.resume(with: result)
+            }
         }
-        if !leading, !(try await follow(until: nil)) { return }
-        if let failure = state.withLock({ $0.failure }) {
-            handOff()
-            throw failure
-        }
-        do {
-            try await body()
-        } catch {
-            fail(error)
-            throw error
-        }
-        handOff()
     }
 
     /// Closes the log: nothing more is appended or written, waiters fail with `failure`, and `whenIdle` runs once no
@@ -153,91 +121,147 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     ///   - failure: The error that waits end with.
     ///   - whenIdle: Releases what the writer holds, such as open files.
     public func close(failure: RelayError, whenIdle: @escaping @Sendable () -> Void) {
-        let (waiters, closing) = state.withLock { state in
-            state.isOpen = false
-            state.failure = state.failure ?? failure
-            state.batch = empty
-            state.whenIdle = whenIdle
-            defer { state.waiters = [] }
-            return (state.waiters, state.takeClosingWork())
-        }
+        let (waiters, closing) = state.withLock { $0.close(failure: failure, whenIdle: whenIdle) }
         closing?()
-        for waiter in waiters { waiter.continuation.resume(throwing: failure) }
+        for waiter in waiters { waiter.resume(throwing: failure) }
     }
 
-    // MARK: - Rounds
+    // MARK: - The drain
 
-    /// Waits as a follower; `true` when handed the lead.
-    private func follow(until position: UInt64?) async throws -> Bool {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-            let immediate = state.withLock { state -> Result<Bool, RelayError>? in
-                if let position, state.durable >= position { return .success(false) }
-                if let failure = state.failure { return .failure(failure) }
-                if !state.writing {
-                    state.writing = true
-                    return .success(true)
-                }
-                state.waiters.append(Waiter(position: position, continuation: continuation))
-                return nil
-            }
-            if let immediate { continuation.resume(with: immediate) }
-        }
-    }
-
-    /// Writes everything appended so far in one write, as the lead.
-    private func writeRound() async throws {
-        let round = state.withLock { state -> (batch: Writer.Batch, target: UInt64)? in
-            guard state.isOpen, state.appended > state.durable else { return nil }
-            defer { state.batch = empty }
-            return (state.batch, state.appended)
-        }
-        if let round {
+    /// Writes batch after batch on the queue while transitions wait, resuming waiters after each write.
+    private func drain() {
+        while let round = state.withLock({ $0.nextRound() }) {
             do {
-                try await writer.write(round.batch)
+                try writer.write(round.batch)
             } catch {
+                // The next round sees the failure and ends the drain.
                 fail(error)
-                throw error
+                continue
             }
-            state.withLock { $0.durable = max($0.durable, round.target) }
-        } else if let failure = state.withLock({ $0.failure }) {
-            fail(failure)
-            throw failure
+            let done = state.withLock { $0.wrote(through: round.target) }
+            for waiter in done { waiter.resume() }
         }
-        handOff()
+        endWork()
     }
 
-    /// Resumes the waiters that are durable now and hands the lead to the first one that is not.
-    private func handOff() {
-        let (done, next, closing) = state.withLock { state in
-            var done: [Waiter] = []
-            var remaining: [Waiter] = []
-            for waiter in state.waiters {
-                if let position = waiter.position, position <= state.durable {
-                    done.append(waiter)
-                } else {
-                    remaining.append(waiter)
-                }
-            }
-            let next = remaining.isEmpty ? nil : remaining.removeFirst()
-            state.waiters = remaining
-            if next == nil { state.writing = false }
-            return (done, next, state.takeClosingWork())
-        }
-        closing?()
-        for waiter in done { waiter.continuation.resume(returning: false) }
-        next?.continuation.resume(returning: true)
+    private func endWork() {
+        state.withLock { $0.endWork() }?()
     }
 
-    /// Fails the log: this wait and every later one throw.
+    /// Fails the log: every wait, now and later, throws.
     private func fail(_ error: any Error) {
         let failure = error as? RelayError ?? RelayError(.storageFailure, "the store failed: \(error)")
-        let (waiters, closing) = state.withLock { state in
-            state.failure = state.failure ?? failure
-            state.writing = false
-            defer { state.waiters = [] }
-            return (state.waiters, state.takeClosingWork())
+        let waiters = state.withLock { $0.fail(failure) }
+        for waiter in waiters { waiter.resume(throwing: failure) }
+    }
+}
+
+/// The state of a ``GroupCommit``: the batch being gathered, how far the log is durable, and who waits for what.
+///
+/// Each event returns what the caller must do once the lock is let go: resume continuations, start a drain, or run
+/// the closing work.
+struct GroupCommitState<Batch: Sendable, Waiter: Sendable>: Sendable {
+    enum WaitAction {
+        case resume(Result<Void, RelayError>)
+        case startDrain
+        case none
+    }
+
+    private let empty: Batch
+    private var batch: Batch
+    private var isOpen = true
+    private(set) var appended: UInt64 = 0
+    private var durable: UInt64 = 0
+    /// Whether a drain is queued or running.
+    private var draining = false
+    /// Drains and exclusive work queued or running.
+    private var work = 0
+    private var waiters: [(position: UInt64, waiter: Waiter)] = []
+    private(set) var failure: RelayError?
+    /// What to run once no work is queued or running, after ``close(failure:whenIdle:)``.
+    private var whenIdle: (@Sendable () -> Void)?
+
+    init(empty: Batch) {
+        self.empty = empty
+        batch = empty
+    }
+
+    mutating func append(transitions: Int, _ add: (inout Batch) -> Void) -> UInt64 {
+        guard isOpen else { return appended }
+        add(&batch)
+        appended += UInt64(transitions)
+        return appended
+    }
+
+    /// How a wait for `position` ends without waiting, if it does.
+    func settled(_ position: UInt64) -> Result<Void, RelayError>? {
+        if durable >= position { return .success(()) }
+        if let failure { return .failure(failure) }
+        return nil
+    }
+
+    mutating func wait(for position: UInt64, _ waiter: Waiter) -> WaitAction {
+        if let settled = settled(position) { return .resume(settled) }
+        waiters.append((position, waiter))
+        guard !draining else { return .none }
+        draining = true
+        work += 1
+        return .startDrain
+    }
+
+    /// The next batch to write and the position it makes durable; `nil` ends the drain.
+    mutating func nextRound() -> (batch: Batch, target: UInt64)? {
+        guard isOpen, failure == nil, appended > durable else {
+            draining = false
+            return nil
         }
-        closing?()
-        for waiter in waiters { waiter.continuation.resume(throwing: failure) }
+        defer { batch = empty }
+        return (batch, appended)
+    }
+
+    /// Marks the log durable through `target` and returns the waiters that are done.
+    mutating func wrote(through target: UInt64) -> [Waiter] {
+        durable = max(durable, target)
+        var done: [Waiter] = []
+        waiters.removeAll { waiter in
+            guard waiter.position <= durable else { return false }
+            done.append(waiter.waiter)
+            return true
+        }
+        return done
+    }
+
+    mutating func beginWork() {
+        work += 1
+    }
+
+    /// Ends a drain or exclusive work; returns the closing work to run now, if the log is closed and idle.
+    mutating func endWork() -> (@Sendable () -> Void)? {
+        work -= 1
+        return takeClosingWork()
+    }
+
+    /// Fails the log; returns the waiters to fail.
+    mutating func fail(_ failure: RelayError) -> [Waiter] {
+        self.failure = self.failure ?? failure
+        defer { waiters = [] }
+        return waiters.map(\.waiter)
+    }
+
+    /// Closes the log; returns the waiters to fail, and the closing work to run now if no work is queued or running.
+    mutating func close(
+        failure: RelayError, whenIdle: @escaping @Sendable () -> Void
+    ) -> (waiters: [Waiter], closing: (@Sendable () -> Void)?) {
+        isOpen = false
+        batch = empty
+        self.whenIdle = whenIdle
+        let waiters = fail(failure)
+        return (waiters, takeClosingWork())
+    }
+
+    private mutating func takeClosingWork() -> (@Sendable () -> Void)? {
+        guard !isOpen, work == 0 else { return nil }
+        defer { whenIdle = nil }
+        return whenIdle
     }
 }

@@ -128,8 +128,8 @@ public final class FileStorage: Storage {
 
     /// Returns once the records up to `ticket` are written and, under ``FsyncPolicy/always``, synced.
     ///
-    /// The first caller to find no write in flight writes everything appended so far; callers that arrive
-    /// meanwhile wait and share the next write (see ``GroupCommit``).
+    /// One write at a time takes everything appended so far; transitions that arrive while it is in flight share the
+    /// next one (see ``GroupCommit``).
     ///
     /// - Parameter ticket: A ticket from ``append(_:)``.
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when the write or sync fails, or the store
@@ -153,7 +153,7 @@ public final class FileStorage: Storage {
         try await commits.waitUntilDurable(commits.lastTicket)
         // A journal with no records adds nothing to the snapshot, and rewriting a large one only makes closing slow.
         guard journal.holdsRecords else { return }
-        try await commits.exclusively { try await self.journal.compact() }
+        try await commits.exclusively { [journal] in try journal.compact() }
     }
 
     /// Drops the store as a crash would: nothing more is written, waiters fail, and the folder is released.

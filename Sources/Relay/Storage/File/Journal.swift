@@ -38,7 +38,7 @@ final class Journal: GroupCommitWriter, Sendable {
     let options: FileStorage.Options
     private let clock: ClockSource
     private let files = Mutex(Files())
-    // Blocking file I/O runs here, off the cooperative thread pool.
+    // Opening runs here, off the cooperative thread pool; writes run on the queue of the store's GroupCommit.
     private let io = DispatchQueue(label: "Relay.FileStorage")
     // Folds run here, one at a time, beside the writes on `io`.
     private let folds = DispatchQueue(label: "Relay.FileStorage.folds")
@@ -91,41 +91,38 @@ final class Journal: GroupCommitWriter, Sendable {
 
     /// Writes the frames in one write and, as the policy says, one sync; compacts when the journal has grown too
     /// large.
-    func write(_ batch: ByteWriter) async throws {
+    ///
+    /// ``GroupCommit`` calls it on its queue, so the blocking I/O stays off the cooperative thread pool.
+    func write(_ batch: ByteWriter) throws {
         let (journal, sync) = files.withLock { files in (files.journal, shouldSync(&files)) }
         guard journal >= 0 else { throw RelayError(.storageFailure, "the store at \(paths.folder) is not open") }
-        let path = paths.journal
-        let bytes = batch.bytes
-        try await onIO { () throws in
-            try bytes.withUnsafeBytes { (buffer) throws in try POSIXFile.writeAll(journal, buffer, path: path) }
-            if sync { try POSIXFile.sync(journal, path: path) }
+        try batch.bytes.withUnsafeBytes { (buffer) throws in
+            try POSIXFile.writeAll(journal, buffer, path: paths.journal)
         }
+        if sync { try POSIXFile.sync(journal, path: paths.journal) }
         let (seal, compactNow) = files.withLock { files in
             if sync { files.syncs += 1 }
-            files.size += bytes.count
+            files.size += batch.bytes.count
             guard files.size >= options.compactionThreshold else { return (false, false) }
             guard files.sealedPending else { return (true, false) }
             return (false, files.size >= 4 * options.compactionThreshold)
         }
-        if seal { try await sealJournal() }
-        if compactNow { try await compact() }
+        if seal { try sealJournal() }
+        if compactNow { try compact() }
     }
 
     /// Sets the full journal aside for ``maintain()`` to fold, and starts the next one.
     ///
     /// The sealed journal is synced first, whatever the policy, so that no later record is durable while an earlier
     /// one is not.
-    private func sealJournal() async throws {
+    private func sealJournal() throws {
         let (journal, generation) = files.withLock { ($0.journal, $0.generation) }
-        let paths = self.paths
-        let fresh = try await onIO { () throws -> Int32 in
-            try POSIXFile.sync(journal, path: paths.journal)
-            try POSIXFile.rename(paths.journal, to: paths.sealed)
-            try POSIXFile.replace(
-                paths.journal, with: StoreFormat.emptyJournal(generation: generation + 1), folder: paths.folder)
-            POSIXFile.close(journal)
-            return try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
-        }
+        try POSIXFile.sync(journal, path: paths.journal)
+        try POSIXFile.rename(paths.journal, to: paths.sealed)
+        try POSIXFile.replace(
+            paths.journal, with: StoreFormat.emptyJournal(generation: generation + 1), folder: paths.folder)
+        POSIXFile.close(journal)
+        let fresh = try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
         let waiters = files.withLock { files in
             files.journal = fresh
             files.generation = generation + 1
@@ -185,11 +182,12 @@ final class Journal: GroupCommitWriter, Sendable {
     /// journal.
     ///
     /// Only the writer that has the log to itself calls it, after writing everything it took, so the files hold
-    /// every acknowledged record; it runs on the folds' queue, after a fold beside writes that is in progress.
-    func compact() async throws {
+    /// every acknowledged record; it runs on the folds' queue, after a fold beside writes that is in progress, and
+    /// blocks the writer until it is done.
+    func compact() throws {
         let (journal, generation, retention) = files.withLock { ($0.journal, $0.generation, $0.retention) }
         let paths = self.paths
-        let fresh = try await onFolds { () throws -> Int32 in
+        let fresh = try folds.sync { () throws -> Int32 in
             let folded = try FileStorage.fold(paths, retention: retention)
             try POSIXFile.replace(
                 paths.snapshot,
