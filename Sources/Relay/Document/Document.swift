@@ -123,8 +123,6 @@ struct Document: Sendable {
         var relations = Set<Relation>()
         for model in erased { relations.formUnion(index.relations(naming: model)) }
         return erased.map { ModelChange(collection: $0.collection, id: $0.id, encoded: nil) }
-            + relations.sorted { $0.change(removing: true).id < $1.change(removing: true).id }.map {
-                $0.change(removing: true)
-            }
+            + relations.map { $0.change(removing: true) }.sorted { $0.id < $1.id }
     }
 }

@@ -45,7 +45,7 @@ struct RelationIndex: Sendable {
         while let model = work.popLast() {
             guard exists(model), gone.insert(model).inserted else { continue }
             erased.append(model)
-            for owned in related(to: model, by: .owns).sorted(by: { $0.description < $1.description })
+            for owned in related(to: model, by: .owns).sorted(by: { ($0.collection, $0.id) < ($1.collection, $1.id) })
             where related(to: owned, by: .ownedBy).subtracting(gone).isEmpty {
                 work.append(owned)
             }

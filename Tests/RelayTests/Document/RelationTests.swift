@@ -115,4 +115,34 @@ struct RelationTests {
             }
         }
     }
+
+    @Test("S23/S25: relations between ids with spaces, colons and digits persist whole, and erase after a reopen")
+    func oddIdsPersist() async throws {
+        try await withTemporaryFolder { folder in
+            let owner = Node(id: "owns 5:nodes 3:x")
+            let owned = [Node(id: " "), Node(id: "1:"), Node(id: "é 2:ü"), Node(id: "")]
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: testConfiguration) { point in
+                try point.register(Node.self, as: "nodes")
+                try await point.transaction { tx in
+                    try tx.upsert(owner)
+                    for node in owned {
+                        try tx.upsert(node)
+                        try tx.relate(owner, .owns, node)
+                        try tx.relate(node, .free, owner)
+                    }
+                }
+            }
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: testConfiguration) { point in
+                try point.register(Node.self, as: "nodes")
+                let resolved = try point.related(to: owner, by: .owns, as: Node.self)
+                #expect(resolved == owned.sorted { $0.id < $1.id })
+                let linked = try point.related(to: owner, by: .free, as: Node.self)
+                #expect(linked == owned.sorted { $0.id < $1.id })
+                try await point.transaction { tx in try tx.erase(owner) }
+                let left = try point.count(of: Node.self)
+                #expect(left == 0)
+                #expect(try point.relatedAliases(to: owned[0], by: .free).isEmpty)
+            }
+        }
+    }
 }
