@@ -29,7 +29,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered, or
     ///   ``RelayError/Code/modelEncoding`` when the stored model does not decode as `M`.
     public nonisolated func model<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
-        try model(type, key: String(describing: id))
+        try model(type, key: M.documentKey(of: id))
     }
 
     /// The model under a document key, or `nil` when there is none; decoded once, then read from the document's

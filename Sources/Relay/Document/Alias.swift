@@ -50,7 +50,7 @@ public struct AliasOf<M: Model>: Codable, Sendable, Hashable, CustomStringConver
     ///
     /// - Parameter id: The model's id.
     public init(id: M.ID) {
-        self.id = String(describing: id)
+        self.id = M.documentKey(of: id)
     }
 
     /// The id.

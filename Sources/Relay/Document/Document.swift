@@ -101,13 +101,24 @@ struct Document: Sendable {
     }
 
     /// Applies a transaction's changes, in order.
+    ///
+    /// A transaction's changes come in runs of one collection, so each run takes its collection out once, rather
+    /// than looking it up for every change.
     mutating func apply(_ changes: [ModelChange]) {
-        for change in changes {
-            collections[change.collection, default: [:]][change.id] = change.encoded
-            if !decoded.isEmpty { decoded[Alias(collection: change.collection, id: change.id)] = nil }
-            if change.collection == Self.relations, let relation = Relation(storedID: change.id) {
-                index.apply(relation, removing: change.encoded == nil)
+        var next = changes.startIndex
+        while next < changes.endIndex {
+            let collection = changes[next].collection
+            var models = collections.removeValue(forKey: collection) ?? [:]
+            while next < changes.endIndex, changes[next].collection == collection {
+                let change = changes[next]
+                models[change.id] = change.encoded
+                if !decoded.isEmpty { decoded[Alias(collection: collection, id: change.id)] = nil }
+                if collection == Self.relations, let relation = Relation(storedID: change.id) {
+                    index.apply(relation, removing: change.encoded == nil)
+                }
+                next += 1
             }
+            if !models.isEmpty { collections[collection] = models }
         }
     }
 

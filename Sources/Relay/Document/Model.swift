@@ -23,8 +23,19 @@ import Foundation
 public protocol Model: Codable, Sendable, Identifiable where ID: Sendable {}
 
 extension Model {
-    /// The id as the document keys it.
-    var documentKey: String { String(describing: id) }
+    /// The id as the document keys it: as `String(describing:)` writes it, without its search for a conformance for
+    /// the common id types.
+    var documentKey: String { Self.documentKey(of: id) }
+
+    /// An id as the document keys it.
+    static func documentKey(of id: ID) -> String {
+        switch id {
+        case let id as String: id
+        case let id as Int: String(id)
+        case let id as UUID: id.uuidString
+        default: String(describing: id)
+        }
+    }
 
     /// The type's name as registrations record it.
     static var typeName: String { String(reflecting: Self.self) }

@@ -38,7 +38,7 @@ public struct Transaction: Sendable {
     ///   - id: The model's id.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public mutating func remove<M: Model>(_ type: M.Type, id: M.ID) throws {
-        changes.append(ModelChange(collection: try collection(of: type), id: String(describing: id), encoded: nil))
+        changes.append(ModelChange(collection: try collection(of: type), id: M.documentKey(of: id), encoded: nil))
     }
 
     /// Stages a relation between two models (S23); setting one that is there changes nothing.

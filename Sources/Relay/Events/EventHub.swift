@@ -15,6 +15,10 @@ struct EventHub: Sendable {
     private var perOperation: [UUID: [(id: UInt64, sink: any EventSink)]] = [:]
     /// Followers of the document's changes, by collection; `nil` follows every collection.
     private var perCollection: [String?: [(id: UInt64, sink: any EventSink)]] = [:]
+    /// The changes each follower of a collection has had in this transition, delivered as one batch each at its end.
+    private var changeBatches: [(id: UInt64, sink: any EventSink, events: [CallEvent])] = []
+    /// The last collection a change was published for, and its followers: a transaction's changes come in runs.
+    private var lastCollection: (name: String, followers: [(id: UInt64, sink: any EventSink)])?
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
 
@@ -45,15 +49,26 @@ struct EventHub: Sendable {
         return perCollection[nil] != nil || perCollection[collection] != nil
     }
 
+    /// The followers of `collection`'s changes, including those of every collection.
+    private mutating func followers(of collection: String) -> [(id: UInt64, sink: any EventSink)] {
+        if let last = lastCollection, last.name == collection { return last.followers }
+        let followers = (perCollection[nil] ?? []) + (perCollection[collection] ?? [])
+        lastCollection = (collection, followers)
+        return followers
+    }
+
     /// Follows the document's changes to `collection`, or to every collection when it is `nil`.
     mutating func subscribe(_ sink: any EventSink, toCollection collection: String?) -> UInt64 {
         let id = nextSubscriberID
         nextSubscriberID += 1
         perCollection[collection, default: []].append((id, sink))
+        lastCollection = nil
         return id
     }
 
     mutating func unsubscribe(_ id: UInt64, fromCollection collection: String?) {
+        flushChanges()
+        lastCollection = nil
         perCollection[collection]?.removeAll { $0.id == id }
         if perCollection[collection]?.isEmpty == true { perCollection[collection] = nil }
     }
@@ -89,8 +104,12 @@ struct EventHub: Sendable {
             pending.append(event)
         }
         if case .modelChanged(let change) = kind, !perCollection.isEmpty {
-            for follower in (perCollection[nil] ?? []) + (perCollection[change.collection] ?? []) {
-                steps.append(.deliver(follower.sink, [event]))
+            for follower in followers(of: change.collection) {
+                if let batch = changeBatches.firstIndex(where: { $0.id == follower.id }) {
+                    changeBatches[batch].events.append(event)
+                } else {
+                    changeBatches.append((follower.id, follower.sink, [event]))
+                }
             }
         }
         guard let operationID, !perOperation.isEmpty, let followers = perOperation[operationID] else { return }
@@ -109,12 +128,20 @@ struct EventHub: Sendable {
         return taken
     }
 
-    /// Turns the gathered batch for subscribers to everything into one step per subscriber.
+    /// Turns the gathered batches into one step per subscriber: for subscribers to everything, and for followers of
+    /// collections.
     private mutating func flushEverything() {
+        flushChanges()
         guard !pending.isEmpty else { return }
         for subscriber in everything { steps.append(.deliver(subscriber.sink, pending)) }
         lastBatchSize = pending.count
         pending = []
+    }
+
+    private mutating func flushChanges() {
+        guard !changeBatches.isEmpty else { return }
+        for batch in changeBatches { steps.append(.deliver(batch.sink, batch.events)) }
+        changeBatches.removeAll(keepingCapacity: true)
     }
 
     /// Ends the streams that end as the DataPoint begins to stop (see ``EventSink/endsWhenStopping``).
@@ -122,6 +149,7 @@ struct EventHub: Sendable {
         flushEverything()
         for subscriber in everything where subscriber.sink.endsWhenStopping { steps.append(.close(subscriber.sink)) }
         everything.removeAll { $0.sink.endsWhenStopping }
+        lastCollection = nil
         for sink in Self.removeEndingAtStop(from: &perOperation) + Self.removeEndingAtStop(from: &perCollection) {
             steps.append(.close(sink))
         }
@@ -150,5 +178,6 @@ struct EventHub: Sendable {
         everything.removeAll()
         perOperation.removeAll()
         perCollection.removeAll()
+        lastCollection = nil
     }
 }

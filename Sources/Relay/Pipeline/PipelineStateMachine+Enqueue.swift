@@ -122,7 +122,13 @@ extension PipelineStateMachine {
     mutating func recordModels(_ changes: [ModelChange], snapshot: UInt64, now: Int64) {
         if recording { records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now)))) }
         guard hub.isActive else { return }
-        for change in changes where hub.hasSubscribers(forCollection: change.collection) {
+        // A transaction's changes come in runs of one collection: ask once per run whether anyone follows it.
+        var heard: (collection: String, heard: Bool)?
+        for change in changes {
+            if heard?.collection != change.collection {
+                heard = (change.collection, hub.hasSubscribers(forCollection: change.collection))
+            }
+            guard heard?.heard == true else { continue }
             hub.publish(
                 operationID: nil, sequenceName: nil,
                 kind: .modelChanged(DocumentChange(snapshot: snapshot, change: change)),
