@@ -167,13 +167,15 @@ goal P8 "$p8/s" Dictionary "$p8_dictionary/s" "$p8_ratio" "ratio>=0.25" "r >= 0.
 p9=$(rate "P9 Relay durable transactions with an operation tasks=64 n=32000")
 p9_grdb=$(rate "P9 GRDB WAL synchronous FULL transactions tasks=64 n=2560")
 goal P9 "$p9/s" GRDB "$p9_grdb/s" "$(ratio "$p9" "$p9_grdb")" "ratio>=10,relay>=50000/s" "r >= 10 && v + 0 >= 50000"
-# P11: resolving an alias, and a one-to-many relation, in nanoseconds, beside a Dictionary lookup.
+# P11: resolving an alias, and a one-to-many relation, read again (the document keeps what reads decoded), in
+# nanoseconds, beside a Dictionary lookup; the relation resolved cold is context.
 p11_name="P11 Relay alias and relation against Dictionary lookup n=100000"
 p11_alias=$(median "$p11_name" aliasNanoseconds)
 p11_relation=$(median "$p11_name" relationNanoseconds)
 p11_lookup=$(median "$p11_name" dictionaryNanoseconds)
 goal P11 "alias=${p11_alias}ns" Dictionary "${p11_lookup}ns" "$(ratio "$p11_alias" 200)" "alias<=200ns" "r <= 1"
 goal P11 "relation=${p11_relation}ns" Dictionary "${p11_lookup}ns" "$(ratio "$p11_relation" 200)" "relation<=200ns" "r <= 1"
+echo "info P11 relation resolved cold, after a change to its collection: $(median "$p11_name" coldRelationNanoseconds)ns"
 # P12: changes delivered to one subscriber, from transactions of 100 removals (the producer encodes nothing; P8 measures
 # encoding); the same with upserts is context.
 p12=$(rate "P12 Relay changes to one subscriber from removals n=100000")

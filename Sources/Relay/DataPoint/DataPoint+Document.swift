@@ -29,20 +29,29 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered, or
     ///   ``RelayError/Code/modelEncoding`` when the stored model does not decode as `M`.
     public nonisolated func model<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
-        try model(type, key: M.documentKey(of: id))
+        do throws(RelayError) {
+            return try model(type, key: M.documentKey(of: id))
+        } catch {
+            guard error.code == .modelNotFound else { throw error }
+            return nil
+        }
     }
 
-    /// The model under a document key, or `nil` when there is none; decoded once, then read from the document's
-    /// decoded copies while it does not change.
-    nonisolated func model<M: Model>(_ type: M.Type, key: String) throws -> M? {
-        let found = try core.document.withLock { (document) throws(RelayError) -> Document.Found? in
-            document.found(Alias(collection: try document.collection(of: M.self), id: key))
+    /// The model under a document key; decoded once, then read from the document's decoded copies while it does not
+    /// change.
+    ///
+    /// It throws ``RelayError/Code/modelNotFound`` rather than return an optional: resolving an alias is a hot path,
+    /// and an optional of a generic type costs unspecialized code a metadata lookup.
+    nonisolated func model<M: Model>(_ type: M.Type, key: String) throws(RelayError) -> M {
+        let lookup = try core.document.withLock { (document) throws(RelayError) -> Document.Lookup in
+            document.lookup(Alias(collection: try document.collection(of: M.self), id: key))
         }
-        guard let found else { return nil }
-        if let model = found.decoded as? M { return model }
-        guard let encoded = found.encoded else { return nil }
-        let model = try Self.decodeModel(M.self, from: encoded, id: key)
-        core.document.withLock { $0.keepDecoded(model, of: found.alias, from: encoded) }
+        if let kept = lookup.kept as? Decoded<M> { return kept.value }
+        guard let found = lookup.found else {
+            throw RelayError(.modelNotFound, "no \(M.typeName) of id \(key) is in the document")
+        }
+        let model = try Self.decodeModel(M.self, from: found.encoded, id: key)
+        core.document.withLock { $0.keepDecoded(model, of: found.alias, readAt: lookup.generation) }
         return model
     }
 

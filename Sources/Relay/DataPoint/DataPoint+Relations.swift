@@ -21,23 +21,31 @@ extension DataPoint {
     public nonisolated func related<M: Model, R: Model>(
         to model: M, by kind: Relationship, as type: R.Type
     ) throws -> [R] {
-        let origin = try alias(of: model)
-        // One pass under the lock: decoded copies where reads kept them, encoded forms for the rest. Nothing here is
-        // generic over `R` until the casts: generic tuples and arrays cost a metadata lookup each in unspecialized code.
-        let found = try core.document.withLock { (document) throws(RelayError) -> [Document.Found] in
-            let collection = try document.collection(of: R.self)
-            return document.found(document.related(to: origin, by: kind).filter { $0.collection == collection })
+        let id = model.documentKey
+        let key = DecodedModels.RelationKey(
+            originType: ObjectIdentifier(M.self), originID: id, kind: kind, relatedType: ObjectIdentifier(R.self))
+        // One pass under the lock: the relation as a read resolved it before, or the related models' encoded forms.
+        // Nothing here is generic over `R` until the cast: unspecialized code looks generic types' metadata up.
+        let lookup = try core.document.withLock { (document) throws(RelayError) -> Document.RelatedLookup in
+            if let kept = document.keptRelated(key) { return kept }
+            let origin = Alias(collection: try document.collection(of: M.self), id: id)
+            return document.lookupRelated(from: origin, by: kind, into: try document.collection(of: R.self))
         }
+        if let kept = lookup.kept as? DecodedArray<R> { return kept.values }
         var related: [R] = []
-        related.reserveCapacity(found.count)
-        for entry in found.sorted(by: { $0.alias.id < $1.alias.id }) {
-            if let decoded = entry.decoded as? R {
-                related.append(decoded)
-            } else if let encoded = entry.encoded {
-                let model = try Self.decodeModel(R.self, from: encoded, id: entry.alias.id)
-                core.document.withLock { $0.keepDecoded(model, of: entry.alias, from: encoded) }
+        var fresh: [(Alias, R)] = []
+        related.reserveCapacity(lookup.found.count)
+        for entry in lookup.found {
+            if let kept = entry.kept as? Decoded<R> {
+                related.append(kept.value)
+            } else {
+                let model = try Self.decodeModel(R.self, from: entry.encoded, id: entry.alias.id)
                 related.append(model)
+                fresh.append((entry.alias, model))
             }
+        }
+        core.document.withLock {
+            $0.keepRelated(related, for: key, in: lookup.collection, decoded: fresh, readAt: lookup.generation)
         }
         return related
     }

@@ -77,10 +77,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/modelNotFound`` when there is no such model, and the errors of
     ///   ``model(_:id:)``.
     public nonisolated func resolve<M: Model>(_ alias: AliasOf<M>) throws -> M {
-        guard let model = try model(M.self, key: alias.id) else {
-            throw RelayError(.modelNotFound, "no \(M.typeName) of id \(alias.id) is in the document")
-        }
-        return model
+        try model(M.self, key: alias.id)
     }
 
     /// The model a type-erased alias refers to, as `type`.
@@ -98,10 +95,12 @@ extension DataPoint {
         guard collection == alias.collection else {
             throw RelayError(.typeMismatch, "\(alias) is in \(alias.collection), and \(M.typeName) is in \(collection)")
         }
-        guard let model = try model(M.self, key: alias.id) else {
+        do throws(RelayError) {
+            return try model(M.self, key: alias.id)
+        } catch {
+            guard error.code == .modelNotFound else { throw error }
             throw RelayError(.modelNotFound, "no model \(alias) is in the document")
         }
-        return model
     }
 
     /// The model an alias refers to, or `nil` when there is none or it cannot be read.

@@ -3,10 +3,10 @@ import Foundation
 /// The DataPoint's models: each collection's encoded models by id, and which type each collection holds.
 ///
 /// Models are kept encoded, so a model costs its encoded size and a dictionary entry; readers copy what they read out
-/// under the lock (collections are copied on write) and decode it after. The last models read one by one are kept
-/// decoded too, up to ``decodedLimit``, so that resolving an alias or a relation costs a lookup, not a decode; any
-/// change to a model drops its decoded copy. Which type a collection holds is known only in the running process: a
-/// reopened store restores the encoded models, and registering the type binds them again.
+/// under the lock (collections are copied on write) and decode it after. What reads decode is kept too, bounded (see
+/// ``DecodedModels``), so that resolving an alias or a relation again costs a lookup, not a decode. Which type a
+/// collection holds is known only in the running process: a reopened store restores the encoded models, and
+/// registering the type binds them again.
 struct Document: Sendable {
     private var collections: [String: [String: Data]] = [:]
     /// The collection each registered type is kept in, and the name of the type of each registered collection.
@@ -18,14 +18,17 @@ struct Document: Sendable {
     /// The collection of relations, stored like models so that they persist, and indexed both ways.
     static let relations = "relay.relations"
     private var index = RelationIndex()
-    /// Models decoded by reads, by collection and id; bounded, whatever the document's size.
-    private var decoded: [Alias: any Sendable] = [:]
-    static let decodedLimit = 16_384
+    private(set) var decoded = DecodedModels()
+    /// Counts the document's changes, so that a read that decoded outside the lock keeps what it decoded only if
+    /// nothing changed meanwhile.
+    private(set) var generation: UInt64 = 0
 
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
         collections = models
         index = RelationIndex()
+        decoded = DecodedModels()
+        generation += 1
         for id in (models[Self.relations] ?? [:]).keys {
             if let relation = Relation(storedID: id) { index.apply(relation, removing: false) }
         }
@@ -65,34 +68,70 @@ struct Document: Sendable {
         return collection
     }
 
-    /// A model a read found: its decoded copy if a read kept one, else its encoded form.
+    /// A model a read found: encoded, and the copy a read kept if there is one.
     struct Found: Sendable {
         let alias: Alias
-        let decoded: (any Sendable)?
-        let encoded: Data?
+        let encoded: Data
+        var kept: (any DecodedValue)?
     }
 
-    /// The models that `aliases` name and the document holds, each decoded if a read kept it.
-    func found(_ aliases: some Sequence<Alias>) -> [Found] {
-        aliases.compactMap(found)
+    /// What a read of one model finds under the lock: the copy a read kept, or the encoded form, and the generation.
+    struct Lookup: Sendable {
+        let kept: (any DecodedValue)?
+        let found: Found?
+        let generation: UInt64
     }
 
-    /// The model that `alias` names, decoded if a read kept it, or `nil` when the document does not hold it.
+    /// Looks the model `alias` names up.
+    func lookup(_ alias: Alias) -> Lookup {
+        if let kept = decoded.model(alias) { return Lookup(kept: kept, found: nil, generation: generation) }
+        return Lookup(kept: nil, found: found(alias), generation: generation)
+    }
+
+    /// The encoded model that `alias` names, or `nil` when the document does not hold it.
     func found(_ alias: Alias) -> Found? {
-        if let decoded = decodedModel(alias) { return Found(alias: alias, decoded: decoded, encoded: nil) }
-        return collections[alias.collection]?[alias.id].map { Found(alias: alias, decoded: nil, encoded: $0) }
+        collections[alias.collection]?[alias.id].map { Found(alias: alias, encoded: $0) }
     }
 
-    /// The decoded copy of a model, if a read kept one.
-    func decodedModel(_ alias: Alias) -> (any Sendable)? {
-        decoded.isEmpty ? nil : decoded[alias]
+    /// What a resolution of a relation finds under the lock: the resolution a read kept, or the related models'
+    /// encoded forms in id order, their collection, and the generation.
+    struct RelatedLookup: Sendable {
+        let kept: (any DecodedValue)?
+        let found: [Found]
+        let collection: String
+        let generation: UInt64
     }
 
-    /// Keeps a model a read decoded, if the document still holds what it decoded it from.
-    mutating func keepDecoded(_ model: any Sendable, of alias: Alias, from encoded: Data) {
-        guard collections[alias.collection]?[alias.id] == encoded else { return }
-        if decoded.count >= Self.decodedLimit { decoded.remove(at: decoded.startIndex) }
-        decoded[alias] = model
+    /// A relation's resolution that a read kept.
+    func keptRelated(_ key: DecodedModels.RelationKey) -> RelatedLookup? {
+        decoded.related(key).map { RelatedLookup(kept: $0, found: [], collection: "", generation: generation) }
+    }
+
+    /// Looks a relation up, from `origin` by `kind` into `collection`.
+    func lookupRelated(from origin: Alias, by kind: Relationship, into collection: String) -> RelatedLookup {
+        let related = index.related(to: origin, by: kind).filter { $0.collection == collection }
+        var models = related.compactMap(found).sorted { $0.alias.id < $1.alias.id }
+        for index in models.indices { models[index].kept = decoded.model(models[index].alias) }
+        return RelatedLookup(kept: nil, found: models, collection: collection, generation: generation)
+    }
+
+    /// Keeps a model a read decoded, if the document has not changed since the read's `generation`.
+    mutating func keepDecoded<M: Sendable>(_ model: M, of alias: Alias, readAt generation: UInt64) {
+        guard generation == self.generation else { return }
+        decoded.keep(model, of: alias)
+    }
+
+    /// Keeps a relation a read resolved, if the document has not changed since the read's `generation`.
+    ///
+    /// The models it decoded are kept one by one too, so that resolving the relation again after a change to one of
+    /// them decodes that one only.
+    mutating func keepRelated<R: Sendable>(
+        _ models: [R], for key: DecodedModels.RelationKey, in collection: String, decoded fresh: [(Alias, R)],
+        readAt generation: UInt64
+    ) {
+        guard generation == self.generation else { return }
+        decoded.keepRelated(models, for: key, in: collection)
+        for (alias, model) in fresh { decoded.keep(model, of: alias) }
     }
 
     /// The encoded models of a collection, by id.
@@ -112,14 +151,16 @@ struct Document: Sendable {
             while next < changes.endIndex, changes[next].collection == collection {
                 let change = changes[next]
                 models[change.id] = change.encoded
-                if !decoded.isEmpty { decoded[Alias(collection: collection, id: change.id)] = nil }
+                decoded.drop(change.id, in: collection)
                 if collection == Self.relations, let relation = Relation(storedID: change.id) {
                     index.apply(relation, removing: change.encoded == nil)
+                    decoded.dropRelations()
                 }
                 next += 1
             }
             if !models.isEmpty { collections[collection] = models }
         }
+        generation += 1
     }
 
     /// The models related to `model` by `kind`.

@@ -41,6 +41,41 @@ struct RelationTests {
         }
     }
 
+    @Test("S23: a relation resolved before reads anew after its models, its relations or its collection change")
+    func resolvedRelationsFollowChanges() async throws {
+        try await withManualPoint { point, _ in
+            try registered(point)
+            let team = Node(id: "team")
+            let (ada, bob) = (Customer(id: "ada", name: "Ada"), Customer(id: "bob", name: "Bob"))
+            try await point.transaction { tx in
+                try tx.upsert(team)
+                try tx.upsert(ada)
+                try tx.upsert(bob)
+                try tx.relate(team, .owns, ada)
+            }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self) == [ada])
+            // A change in another collection keeps what was resolved, and it still reads right.
+            try await point.transaction { tx in try tx.upsert(Node(id: "other")) }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self) == [ada])
+            // A related model changes.
+            let renamed = Customer(id: "ada", name: "Ada L.")
+            try await point.transaction { tx in try tx.upsert(renamed) }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self) == [renamed])
+            // A relation is added, then one is removed.
+            try await point.transaction { tx in try tx.relate(team, .owns, bob) }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self) == [renamed, bob])
+            try await point.transaction { tx in try tx.unrelate(team, .owns, renamed) }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self) == [bob])
+            // A related model is removed, not erased: the relation stays and names nothing.
+            try await point.transaction { tx in try tx.remove(Customer.self, id: "bob") }
+            #expect(try point.related(to: team, by: .owns, as: Customer.self).isEmpty)
+            // A model read before reads anew after it changes.
+            #expect(try point.model(Customer.self, id: "ada") == renamed)
+            try await point.transaction { tx in try tx.upsert(ada) }
+            #expect(try point.model(Customer.self, id: "ada") == ada)
+        }
+    }
+
     @Test("S23: erasing an owner erases what it owns, through any depth, unless another living owner keeps it")
     func ownerErasureCascades() async throws {
         try await withManualPoint { point, _ in
