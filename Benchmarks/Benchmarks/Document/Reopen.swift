@@ -1,12 +1,13 @@
 import Benchmark
 import Foundation
+import GRDB
 import Relay
 
 /// P10: reopening a store that holds a million models of about 200 bytes.
 ///
 /// Time, and memory kept per model beyond its encoded size, with a scaling factor of one million so that the medians
 /// read per model. Beside it, the limit: reading the same million encoded models from a flat file of length-prefixed
-/// records into a Dictionary by id.
+/// records into a Dictionary by id; and GRDB opening a SQLite database of the same rows and reading them into one.
 func reopenBenchmarks() {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, .memoryLeakedBytes], warmupIterations: 1, scalingFactor: .mega,
@@ -21,6 +22,21 @@ func reopenBenchmarks() {
         precondition(count == 1_000_000, "the store lost models")
         blackHole(point)
         await point.shutdown()
+    }
+    Benchmark("P10 GRDB open and read models into a Dictionary n=1000000", configuration: configuration) { benchmark in
+        let folder = try databaseOfModels(1_000_000)
+        benchmark.startMeasurement()
+        let database = try DatabaseQueue(path: folder.appendingPathComponent("db.sqlite").path)
+        let models = try database.read { db in
+            var models: [String: Data] = [:]
+            models.reserveCapacity(1_000_000)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, body FROM items")
+            while let row = try rows.next() { models[row[0]] = row[1] }
+            return models
+        }
+        benchmark.stopMeasurement()
+        precondition(models.count == 1_000_000, "the database lost models")
+        blackHole(models)
     }
     Benchmark("P10 flat file of models into a Dictionary n=1000000", configuration: configuration) { benchmark in
         let file = try flatFileOfModels(1_000_000)
@@ -41,6 +57,26 @@ private func storeWithModels(_ count: Int) async throws -> URL {
         for start in stride(from: 0, to: count, by: 10_000) {
             try await point.transaction { tx in
                 for id in start..<min(start + 10_000, count) { try tx.upsert(item(id)) }
+            }
+        }
+    }
+    return folder
+}
+
+private func databaseOfModels(_ count: Int) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relay-benchmark-grdb-models-\(count)")
+    let path = folder.appendingPathComponent("db.sqlite").path
+    if FileManager.default.fileExists(atPath: path) { return folder }
+    try? FileManager.default.removeItem(at: folder)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let database = try outboxDatabase(at: folder)
+    let encoder = JSONEncoder()
+    for start in stride(from: 0, to: count, by: 10_000) {
+        try database.write { db in
+            for id in start..<min(start + 10_000, count) {
+                try db.execute(
+                    sql: "INSERT INTO items (id, body) VALUES (?, ?)",
+                    arguments: ["\(id)", try encoder.encode(item(id))])
             }
         }
     }

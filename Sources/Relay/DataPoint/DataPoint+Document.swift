@@ -90,7 +90,7 @@ extension DataPoint {
     /// - Returns: The value.
     /// - Throws: ``RelayError`` with ``RelayError/Code/modelEncoding`` when the stored value does not decode as `type`.
     public nonisolated func value<V: Decodable>(_ type: V.Type, forKey key: String) throws -> V? {
-        guard let encoded = core.document.withLock({ $0.models(in: Document.values)[key] }) else { return nil }
+        guard let encoded = core.document.withLock({ $0.value(forKey: key) }) else { return nil }
         do {
             return try JSONDecoder().decode(V.self, from: encoded)
         } catch {
@@ -105,7 +105,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func count<M: Model>(of type: M.Type) throws -> Int {
         try core.document.withLock { (document) throws(RelayError) in
-            document.models(in: try document.collection(of: M.self)).count
+            document.count(in: try document.collection(of: M.self))
         }
     }
 

@@ -8,7 +8,7 @@ import Foundation
 /// collection holds is known only in the running process: a reopened store restores the encoded models, and
 /// registering the type binds them again.
 struct Document: Sendable {
-    private var collections: [String: [String: Data]] = [:]
+    private var collections: [String: ModelTable] = [:]
     /// The collection each registered type is kept in, and the name of the type of each registered collection.
     private var collectionOfType: [ObjectIdentifier: String] = [:]
     private var typeOfCollection: [String: String] = [:]
@@ -25,7 +25,7 @@ struct Document: Sendable {
 
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
-        collections = models
+        collections = models.mapValues(ModelTable.init)
         index = RelationIndex()
         decoded = DecodedModels()
         generation += 1
@@ -136,7 +136,17 @@ struct Document: Sendable {
 
     /// The encoded models of a collection, by id.
     func models(in collection: String) -> [String: Data] {
-        collections[collection] ?? [:]
+        collections[collection]?.all ?? [:]
+    }
+
+    /// How many models a collection holds.
+    func count(in collection: String) -> Int {
+        collections[collection]?.count ?? 0
+    }
+
+    /// The encoded value stored under a key of the key-values.
+    func value(forKey key: String) -> Data? {
+        collections[Self.values]?[key]
     }
 
     /// Applies a transaction's changes, in order.
@@ -147,10 +157,10 @@ struct Document: Sendable {
         var next = changes.startIndex
         while next < changes.endIndex {
             let collection = changes[next].collection
-            var models = collections.removeValue(forKey: collection) ?? [:]
+            var models = collections.removeValue(forKey: collection) ?? ModelTable()
             while next < changes.endIndex, changes[next].collection == collection {
                 let change = changes[next]
-                models[change.id] = change.encoded
+                models.set(change.encoded, for: change.id)
                 decoded.drop(change.id, in: collection)
                 if collection == Self.relations, let relation = Relation(storedID: change.id) {
                     index.apply(relation, removing: change.encoded == nil)
@@ -171,7 +181,7 @@ struct Document: Sendable {
     /// The changes that erase `roots` as S23 says: each root, what it owns that no other living owner keeps, through
     /// any depth, and every relation that names an erased model; roots that are not there erase nothing.
     func erasure(of roots: [Alias]) -> [ModelChange] {
-        let erased = index.erasure(of: roots) { collections[$0.collection]?[$0.id] != nil }
+        let erased = index.erasure(of: roots) { collections[$0.collection]?.contains($0.id) == true }
         var relations = Set<Relation>()
         for model in erased { relations.formUnion(index.relations(naming: model)) }
         return erased.map { ModelChange(collection: $0.collection, id: $0.id, encoded: nil) }
