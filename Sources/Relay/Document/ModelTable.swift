@@ -38,14 +38,8 @@ struct ModelTable: Sendable {
 
     /// Stores the encoded model `id`, or removes it when `encoded` is `nil`.
     mutating func set(_ encoded: Data?, for id: String) {
-        if let old = offsets[id] {
-            garbage += 4 + length(at: old)
-        }
-        if let encoded {
-            offsets[id] = append(encoded)
-        } else {
-            offsets[id] = nil
-        }
+        let old = encoded.map { offsets.updateValue(append($0), forKey: id) } ?? offsets.removeValue(forKey: id)
+        if let old { garbage += 4 + length(at: old) }
         if garbage > 64 << 10, garbage * 4 > bytes.count { compact() }
     }
 
@@ -64,7 +58,7 @@ struct ModelTable: Sendable {
         let needed = offset + 4 + encoded.count
         if needed > bytes.capacity { bytes.reserveCapacity(max(needed, offset + offset / 8 + 4096)) }
         withUnsafeBytes(of: UInt32(encoded.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: encoded)
+        encoded.withUnsafeBytes { bytes.append(contentsOf: $0) }
         return offset
     }
 
@@ -76,16 +70,19 @@ struct ModelTable: Sendable {
         Data(bytes[(offset + 4)..<(offset + 4 + length(at: offset))])
     }
 
-    /// Copies the live models into a new buffer.
+    /// Copies the live models into a new buffer, and updates their offsets in place, hashing no id.
     private mutating func compact() {
-        var packed = ModelTable()
-        packed.offsets.reserveCapacity(offsets.count)
-        packed.bytes.reserveCapacity(bytes.count - garbage)
-        for (id, offset) in offsets {
-            let end = offset + 4 + length(at: offset)
-            packed.offsets[id] = packed.bytes.count
-            packed.bytes.append(contentsOf: bytes[offset..<end])
+        var packed: [UInt8] = []
+        packed.reserveCapacity(bytes.count - garbage)
+        // Indices by hand: `indices` would hold the dictionary, and the first write would copy it.
+        var index = offsets.startIndex
+        while index != offsets.endIndex {
+            let offset = offsets.values[index]
+            offsets.values[index] = packed.count
+            packed.append(contentsOf: bytes[offset..<(offset + 4 + length(at: offset))])
+            offsets.formIndex(after: &index)
         }
-        self = packed
+        bytes = packed
+        garbage = 0
     }
 }
