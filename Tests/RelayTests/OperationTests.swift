@@ -80,4 +80,33 @@ struct OperationTests {
         }
         #expect(keys.all == Array(repeating: operation.idempotencyKey, count: 3))
     }
+
+    @Test("S5: addDependency and addDependencies take ids, operations or typed calls, and the engine honours them")
+    func addingDependencies() async throws {
+        try await withManualPoint { point, _ in
+            let order = Log<Int>()
+            point.register(
+                ClosureExecutor { operation, _ in
+                    order.append(Int(operation.payload.first ?? 0))
+                    return .completed(Data())
+                }, for: "ordered")
+            point.register(Thumbnail())
+            let first = CallOperation(kind: "ordered", payload: Data([1]))
+            let second = CallOperation(kind: "ordered", payload: Data([2]))
+            var thumbnail = try TypedCall<Thumbnail>(.init(imageID: "a", width: 1))
+            thumbnail.addDependency(first.id)
+            thumbnail.addDependencies([second.id])
+            var last = CallOperation(kind: "ordered", payload: Data([3]))
+            last.addDependency(first)
+            last.addDependencies([second])
+            last.addDependency(thumbnail.id)
+            last.addDependencies([first.id, second.id])
+            #expect(last.dependencies == [first.id, second.id, thumbnail.id])
+            #expect(thumbnail.operation.dependencies == [first.id, second.id])
+            let handles = try await point.enqueue([last, thumbnail.operation, second, first])
+            _ = try await handles[0].outcome
+            #expect(order.all.last == 3)
+            #expect(Set(order.all.prefix(2)) == [1, 2])
+        }
+    }
 }

@@ -46,6 +46,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case modelEncoding
             case modelNotFound
             case typeMismatch
+            case operationEncoding
         }
 
         private let value: Value
@@ -113,8 +114,11 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let modelEncoding = Code(.modelEncoding)
         /// An alias refers to a model that is not in the document.
         public static let modelNotFound = Code(.modelNotFound)
-        /// An alias's collection holds another type than the one it is read as.
+        /// An alias's collection holds another type than the one it is read as, or an operation is of another kind
+        /// than the typed operation it is read as.
         public static let typeMismatch = Code(.typeMismatch)
+        /// A typed operation's input or output does not encode to JSON, or does not decode as its type.
+        public static let operationEncoding = Code(.operationEncoding)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Typed operations: inputs and outputs as Codable values (see ``TypedOperation``).
+extension DataPoint {
+    /// Registers a typed operation, which then runs every operation of its kind.
+    ///
+    /// - Parameter operation: The operation.
+    public nonisolated func register<Operation: TypedOperation>(_ operation: Operation) {
+        register(TypedExecutor(operation: operation), for: Operation.kind)
+    }
+
+    /// Enqueues a typed operation as one commit.
+    ///
+    /// - Parameter call: The operation.
+    /// - Returns: Its handle.
+    /// - Throws: The errors of ``enqueue(_:)-(CallOperation)``.
+    @discardableResult
+    public nonisolated func enqueue<Operation>(_ call: TypedCall<Operation>) async throws -> TypedHandle<Operation> {
+        TypedHandle(try await enqueue(call.operation))
+    }
+
+    /// Enqueues an input for a typed operation, on the default sequence, as one commit.
+    ///
+    /// - Parameters:
+    ///   - type: The operation's type.
+    ///   - input: The input.
+    /// - Returns: Its handle.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the errors
+    ///   of ``enqueue(_:)-(CallOperation)``.
+    @discardableResult
+    public nonisolated func enqueue<Operation: TypedOperation>(
+        _ type: Operation.Type, _ input: Operation.Input
+    ) async throws -> TypedHandle<Operation> {
+        try await enqueue(TypedCall<Operation>(input))
+    }
+
+    /// Enqueues a typed operation and waits for its output.
+    ///
+    /// - Parameter call: The operation.
+    /// - Returns: Its output.
+    /// - Throws: The errors of ``execute(_:)-(CallOperation)`` and of ``TypedHandle/value``.
+    public nonisolated func execute<Operation>(_ call: TypedCall<Operation>) async throws -> Operation.Output {
+        let encoded = try await execute(call.operation)
+        do {
+            return try JSONDecoder().decode(Operation.Output.self, from: encoded)
+        } catch {
+            throw RelayError(
+                .operationEncoding, "the output of \(call.id) does not decode as \(Operation.Output.self): \(error)",
+                operationIDs: [call.id])
+        }
+    }
+
+    /// Enqueues an input for a typed operation, on the default sequence, and waits for its output.
+    ///
+    /// ```swift
+    /// let sent = try await point.execute(SendWelcome.self, SendWelcome.Input(email: "ada@example.com"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The operation's type.
+    ///   - input: The input.
+    /// - Returns: Its output.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the errors
+    ///   of ``execute(_:)-(TypedCall<Operation>)``.
+    public nonisolated func execute<Operation: TypedOperation>(
+        _ type: Operation.Type, _ input: Operation.Input
+    ) async throws -> Operation.Output {
+        try await execute(TypedCall<Operation>(input))
+    }
+
+    /// A typed handle to a known operation, for example after a restart.
+    ///
+    /// - Parameters:
+    ///   - id: The operation's id.
+    ///   - type: The operation's type.
+    /// - Returns: The handle.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation`` when no operation has this id, and
+    ///   ``RelayError/Code/typeMismatch`` when it is of another kind.
+    public nonisolated func handle<Operation: TypedOperation>(
+        for id: UUID, as type: Operation.Type
+    ) throws -> TypedHandle<Operation> {
+        let handle = try handle(for: id)
+        guard handle.record.operation.kind == Operation.kind else {
+            throw RelayError(
+                .typeMismatch, "operation \(id) is of kind \(handle.record.operation.kind), not \(Operation.kind)",
+                operationIDs: [id])
+        }
+        return TypedHandle(handle)
+    }
+}
+
+extension Transaction {
+    /// Stages a typed operation, enqueued by the same commit as the models; its handle is the transaction's, at its
+    /// staging position (see ``TypedHandle/init(_:)``).
+    ///
+    /// - Parameter call: The operation.
+    public mutating func enqueue<Operation>(_ call: TypedCall<Operation>) {
+        enqueue(call.operation)
+    }
+}
