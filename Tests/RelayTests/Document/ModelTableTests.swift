@@ -38,4 +38,19 @@ struct ModelTableTests {
         #expect(table.storedBytes <= 2 * (4 + 70_000) + (64 << 10))
         #expect(table["9"] == Data(repeating: 1, count: 70_000))
     }
+
+    @Test("S19: a model of 16 MiB or more keeps its length in the buffer, and reads and reclaims the same")
+    func longModels() {
+        var table = ModelTable()
+        let long = Data(repeating: 9, count: (1 << 24) + 10)
+        table.set(Data("small".utf8), for: "small")
+        table.set(long, for: "long")
+        #expect(table["long"] == long)
+        #expect(table["small"] == Data("small".utf8))
+        table.set(Data("short now".utf8), for: "long")
+        // The long model's bytes were counted as left behind, so the buffer was compacted.
+        #expect(table.storedBytes < 1 << 10)
+        #expect(table["long"] == Data("short now".utf8))
+        #expect(table["small"] == Data("small".utf8))
+    }
 }
