@@ -170,8 +170,15 @@ extension DataPoint {
     ) async throws -> [CallHandle] {
         var transaction = core.newTransaction()
         try body(&transaction)
+        let now = core.clock.now
         let records = try await core.enqueue(
-            transaction.operations, changes: transaction.changes, erasures: transaction.erasures)
+            transaction.operations, changes: transaction.changes, erasures: transaction.erasures,
+            startTimes: transaction.startTimes.mapValues { start in
+                switch start {
+                case .date(let date): core.clock.time(of: date)
+                case .delay(let delay): now + delay.relayNanoseconds
+                }
+            })
         return records.map { CallHandle(record: $0, core: core) }
     }
 

@@ -10,6 +10,13 @@ public struct Transaction: Sendable {
     private let maximumSize: Int
     private(set) var changes: [ModelChange] = []
     private(set) var operations: [CallOperation] = []
+    /// When operations staged with a start time may start: at a date, or after a delay from the commit.
+    private(set) var startTimes: [UUID: StartTime] = [:]
+
+    enum StartTime: Sendable {
+        case date(Date)
+        case delay(Duration)
+    }
     /// Models to erase, with what their erasure cascades to, once the staged changes apply.
     private(set) var erasures: [Alias] = []
 
@@ -101,6 +108,26 @@ public struct Transaction: Sendable {
     ///   checks it.
     public mutating func enqueue(_ operation: CallOperation) {
         operations.append(operation)
+    }
+
+    /// Stages an operation that may start at `date`, not before; see ``DataPoint/enqueue(_:at:)-([CallOperation],_)``.
+    ///
+    /// - Parameters:
+    ///   - operation: The operation.
+    ///   - date: When it may start.
+    public mutating func enqueue(_ operation: CallOperation, at date: Date) {
+        operations.append(operation)
+        startTimes[operation.id] = .date(date)
+    }
+
+    /// Stages an operation that may start `delay` after the transaction commits, not before.
+    ///
+    /// - Parameters:
+    ///   - operation: The operation.
+    ///   - delay: How long after the commit it waits before it may start.
+    public mutating func enqueue(_ operation: CallOperation, after delay: Duration) {
+        operations.append(operation)
+        startTimes[operation.id] = .delay(delay)
     }
 
     /// Stages operations, in call order.

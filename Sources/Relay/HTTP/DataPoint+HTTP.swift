@@ -17,16 +17,16 @@ extension DataPoint {
     ///   - call: The call.
     ///   - sequence: The sequence it runs on; by default the one ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:)``
     ///     chooses: `data`, or `downloads` and `uploads` for calls with a destination or a file body.
+    ///   - retryPolicy: How failed attempts are retried; five attempts, from one second up to a minute apart, unless
+    ///     given.
     /// - Returns: The accepted response.
     /// - Throws: ``RelayError``: the call's validation errors, ``RelayError/Code/operationFailed`` when the call
     ///   fails for good (a status that is neither accepted nor retryable, or retries used up), and the errors of
     ///   ``execute(_:)-(CallOperation)``.
-    public nonisolated func execute(_ call: HTTPCall, on sequence: CallSequence.Name? = nil) async throws
-        -> CallResponse
-    {
-        let operation =
-            try sequence.map { try CallOperation.http(call, sequenceName: $0) } ?? CallOperation.http(call)
-        return try await enqueue(operation).response
+    public nonisolated func execute(
+        _ call: HTTPCall, on sequence: CallSequence.Name? = nil, retryPolicy: RetryPolicy = .default
+    ) async throws -> CallResponse {
+        try await enqueue(CallOperation.http(call, sequenceName: sequence, retryPolicy: retryPolicy)).response
     }
 
     /// Enqueues an HTTP call, waits for its response, and decodes the JSON body.
@@ -39,17 +39,19 @@ extension DataPoint {
     ///   - call: The call.
     ///   - type: The type of the body.
     ///   - decoder: The decoder; a default `JSONDecoder` unless given.
-    ///   - sequence: The sequence it runs on (see ``execute(_:on:)``).
+    ///   - sequence: The sequence it runs on (see ``execute(_:on:retryPolicy:)``).
+    ///   - retryPolicy: How failed attempts are retried.
     /// - Returns: The decoded body.
-    /// - Throws: The errors of ``execute(_:on:)``, and ``RelayError/Code/responseDecoding`` when the body
+    /// - Throws: The errors of ``execute(_:on:retryPolicy:)``, and ``RelayError/Code/responseDecoding`` when the body
     ///   does not decode.
     public nonisolated func execute<Value: Decodable>(
         _ call: HTTPCall,
         as type: Value.Type,
         using decoder: JSONDecoder = JSONDecoder(),
-        on sequence: CallSequence.Name? = nil
+        on sequence: CallSequence.Name? = nil,
+        retryPolicy: RetryPolicy = .default
     ) async throws -> Value {
-        try await execute(call, on: sequence).decode(type, using: decoder)
+        try await execute(call, on: sequence, retryPolicy: retryPolicy).decode(type, using: decoder)
     }
 }
 

@@ -183,8 +183,12 @@ final class PipelineCore: Sendable {
     /// the state has applied the commit keeps the admission valid (see ``OperationDirectory``). The same transition
     /// forgets as many expired operations as the commit brought, so that a steady stream keeps the table at its size;
     /// a larger backlog is forgotten in steps afterwards. A rejected commit changes nothing.
+    ///
+    /// Operations named in `startTimes` are held until then, by a hold of context ``CallOperation/startContext`` in
+    /// the same transition; one that was known already keeps its own schedule.
     func enqueue(
-        _ operations: [CallOperation], changes: [ModelChange] = [], erasures: [Alias] = []
+        _ operations: [CallOperation], changes: [ModelChange] = [], erasures: [Alias] = [],
+        startTimes: [UUID: Int64] = [:]
     ) async throws(RelayError) -> [OperationRecord] {
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
@@ -197,6 +201,10 @@ final class PipelineCore: Sendable {
                 applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
                     let before = machine.graph.lastSnapshot
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
+                    for slot in admission.fresh where !startTimes.isEmpty {
+                        guard let start = startTimes[machine.graph[slot].record.operation.id] else { continue }
+                        machine.hold(slot, until: start, context: CallOperation.startContext, now: now)
+                    }
                     if !changes.isEmpty || !erasures.isEmpty {
                         // The models go in the same transition, so in the same frame, as the commit of the operations;
                         // an erasure cascades over the document as the transaction's other changes leave it.

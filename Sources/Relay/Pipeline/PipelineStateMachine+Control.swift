@@ -66,6 +66,12 @@ extension PipelineStateMachine {
         guard graph[slot].phase != .finished else {
             throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
         }
+        hold(slot, until: until, context: context, now: now)
+    }
+
+    /// Holds the operation in `slot`, which has not finished.
+    mutating func hold(_ slot: Int32, until: Int64?, context: String?, now: Int64) {
+        let id = graph[slot].record.operation.id
         graph[slot].mayWaitForTime = timers.hold(slot, until: until, context: context)
         if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(

@@ -19,6 +19,34 @@ extension DataPoint {
         TypedHandle(try await enqueue(call.operation))
     }
 
+    /// Enqueues a typed operation as one commit, held until `date`; see ``enqueue(_:at:)-([CallOperation],_)``.
+    ///
+    /// - Parameters:
+    ///   - call: The operation.
+    ///   - date: When it may start.
+    /// - Returns: Its handle.
+    /// - Throws: The errors of ``enqueue(_:)-(CallOperation)``.
+    @discardableResult
+    public nonisolated func enqueue<Operation>(
+        _ call: TypedCall<Operation>, at date: Date
+    ) async throws -> TypedHandle<Operation> {
+        TypedHandle(try await enqueue(call.operation, at: date))
+    }
+
+    /// Enqueues a typed operation as one commit, held for `delay` on the DataPoint's clock.
+    ///
+    /// - Parameters:
+    ///   - call: The operation.
+    ///   - delay: How long from now it waits before it may start.
+    /// - Returns: Its handle.
+    /// - Throws: The errors of ``enqueue(_:)-(CallOperation)``.
+    @discardableResult
+    public nonisolated func enqueue<Operation>(
+        _ call: TypedCall<Operation>, after delay: Duration
+    ) async throws -> TypedHandle<Operation> {
+        TypedHandle(try await enqueue(call.operation, after: delay))
+    }
+
     /// Enqueues an input for a typed operation, on the default sequence, as one commit.
     ///
     /// - Parameters:

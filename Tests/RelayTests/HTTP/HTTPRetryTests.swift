@@ -210,4 +210,18 @@ extension HTTPRetryTests {
             #expect(failure.reason.contains("timed out"))
         }
     }
+
+    @Test("S8: execute of an HTTP call takes its retry policy: one attempt fails at the first 503")
+    func executeTakesARetryPolicy() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/once", [.status(503), .json(#"{"ok":true}"#)])
+        try await running { point, _, _ in
+            let error = await #expect(throws: RelayError.self) {
+                try await point.execute(HTTPCall(url: server.url("/once")), retryPolicy: .never)
+            }
+            #expect(error?.code == .operationFailed)
+        }
+        #expect(server.requests(to: "/once").count == 1, "one attempt, no retry")
+    }
 }
