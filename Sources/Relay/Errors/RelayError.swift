@@ -47,6 +47,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case modelNotFound
             case typeMismatch
             case operationEncoding
+            case notReplayable
         }
 
         private let value: Value
@@ -119,6 +120,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let typeMismatch = Code(.typeMismatch)
         /// A typed operation's input or output does not encode to JSON, or does not decode as its type.
         public static let operationEncoding = Code(.operationEncoding)
+        /// Only a failed or cancelled operation can be replayed.
+        public static let notReplayable = Code(.notReplayable)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

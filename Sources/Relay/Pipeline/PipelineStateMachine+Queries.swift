@@ -21,6 +21,11 @@ extension PipelineStateMachine {
 
     func status(of id: UUID, in directory: OperationDirectory, now: Int64) -> CallStatus? {
         guard let slot = lookup(id, in: directory) else { return nil }
+        return status(ofSlot: slot, now: now)
+    }
+
+    /// The status of the operation in `slot`, or `nil` for a free slot.
+    func status(ofSlot slot: Int32, now: Int64) -> CallStatus? {
         let entry = graph[slot]
         let state: CallStatus.State
         switch entry.phase {
@@ -35,8 +40,8 @@ extension PipelineStateMachine {
             state = .pending(waiting(for: slot, now: now))
         }
         return CallStatus(
-            id: id,
-            sequenceName: graph[slot].record.operation.sequenceName,
+            id: entry.record.operation.id,
+            sequenceName: entry.record.operation.sequenceName,
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),

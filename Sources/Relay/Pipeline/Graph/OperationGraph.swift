@@ -31,6 +31,11 @@ struct OperationGraph: Sendable {
         return slot
     }
 
+    /// The slots that hold an operation, in slot order.
+    var occupied: some Sequence<Int32> {
+        slots.indices.lazy.filter { self.slots[$0].phase != .free }.map { Int32($0) }
+    }
+
     /// The slots of operations that have not finished, in slot order.
     var unfinished: [Int32] {
         slots.indices.lazy.filter { self.slots[$0].phase != .free && self.slots[$0].phase != .finished }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Operations listed, counted and replayed: what is queued, what failed and why, and running it again.
+extension DataPoint {
+    /// The operations that `query` selects, oldest first, one page; the next page starts at
+    /// ``OperationPage/next``.
+    ///
+    /// It lists what the DataPoint knows: every unfinished operation, and finished ones within their retention (see
+    /// ``Configuration/retention``). It reads every known operation under the pipeline's lock, so it suits a tool or
+    /// a dashboard, not a hot path.
+    ///
+    /// ```swift
+    /// let failed = try point.operations(OperationQuery(states: [.failed], sequence: "webhooks"))
+    /// ```
+    ///
+    /// - Parameter query: The states, sequence and kind to list, and the page.
+    /// - Returns: The page.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when the limit is below 1.
+    public nonisolated func operations(_ query: OperationQuery = OperationQuery()) throws -> OperationPage {
+        guard query.limit >= 1 else {
+            throw RelayError(.invalidArgument, "a page holds at least one operation; the limit was \(query.limit)")
+        }
+        let now = core.clock.now
+        return core.read { $0.operations(query, now: now) }
+    }
+
+    /// How many known operations are in each state, of one sequence and one kind when given; states with none are
+    /// left out.
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence, or `nil` for all.
+    ///   - kind: The kind, or `nil` for all.
+    /// - Returns: The counts by state.
+    public nonisolated func operationCounts(
+        sequence: CallSequence.Name? = nil, kind: CallKind? = nil
+    ) -> [OperationQuery.State: Int] {
+        core.read { $0.counts(sequence: sequence, kind: kind) }
+    }
+
+    /// Enqueues a failed or cancelled operation again, as a new operation with the same kind, sequence, payload,
+    /// metadata, retry policy and idempotency key, and no dependencies; the original keeps its terminal state.
+    ///
+    /// ```swift
+    /// for status in try point.operations(OperationQuery(states: [.failed])).statuses {
+    ///     try await point.replay(status.id)
+    /// }
+    /// ```
+    ///
+    /// - Parameter id: The failed or cancelled operation.
+    /// - Returns: The handle of the new operation.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation`` when no operation has this id (or it was
+    ///   forgotten after its retention), ``RelayError/Code/notReplayable`` when it has not failed or been cancelled,
+    ///   and the errors of ``enqueue(_:)-(CallOperation)``.
+    @discardableResult
+    public nonisolated func replay(_ id: UUID) async throws -> CallHandle {
+        let now = core.clock.now
+        let found = core.readWithDirectory { machine, directory -> (CallOperation, CallStatus)? in
+            guard let operation = machine.operation(id, in: directory),
+                let status = machine.status(of: id, in: directory, now: now)
+            else { return nil }
+            return (operation, status)
+        }
+        guard let (original, status) = found else {
+            throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
+        }
+        switch status.state {
+        case .finished(.failed), .finished(.cancelled):
+            break
+        default:
+            throw RelayError(
+                .notReplayable,
+                "operation \(id) is \(OperationQuery.State(status.state).rawValue); "
+                    + "only failed and cancelled operations are replayed", operationIDs: [id])
+        }
+        return try await enqueue(
+            CallOperation(
+                kind: original.kind, sequenceName: original.sequenceName, priority: original.priority,
+                payload: original.payload, persistentUserInfo: original.persistentUserInfo,
+                retryPolicy: original.retryPolicy, onDependencyFailure: original.onDependencyFailure,
+                idempotencyKey: original.idempotencyKey))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// Which operations a listing returns: by state, sequence and kind, oldest first, one page at a time.
+///
+/// ```swift
+/// var query = OperationQuery(states: [.failed, .cancelled], limit: 50)
+/// repeat {
+///     let page = try point.operations(query)
+///     for status in page.statuses { print(status.id, status.state) }
+///     query.after = page.next
+/// } while query.after != nil
+/// ```
+public struct OperationQuery: Sendable, Hashable {
+    /// An operation's state, as listings filter and count it.
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        /// Not running yet, whatever it waits for.
+        case pending
+        /// An attempt is running.
+        case running
+        /// Finished `completed`.
+        case completed
+        /// Finished `skipped`.
+        case skipped
+        /// Finished `failed`.
+        case failed
+        /// Finished `cancelled`.
+        case cancelled
+
+        init(_ state: CallStatus.State) {
+            switch state {
+            case .pending: self = .pending
+            case .running: self = .running
+            case .finished(.completed): self = .completed
+            case .finished(.skipped): self = .skipped
+            case .finished(.failed): self = .failed
+            case .finished(.cancelled): self = .cancelled
+            }
+        }
+    }
+
+    /// The states to list; empty lists every state.
+    public var states: Set<State>
+    /// The sequence to list, or `nil` for every sequence.
+    public var sequence: CallSequence.Name?
+    /// The kind to list, or `nil` for every kind.
+    public var kind: CallKind?
+    /// The most operations a page holds; at least 1.
+    public var limit: Int
+    /// Where the page starts: after the last operation of the page before; `nil` for the first page.
+    public var after: OperationPage.Cursor?
+
+    /// A query.
+    ///
+    /// - Parameters:
+    ///   - states: The states to list; empty for all.
+    ///   - sequence: The sequence, or `nil` for all.
+    ///   - kind: The kind, or `nil` for all.
+    ///   - limit: The most operations a page holds.
+    ///   - after: The cursor of the page before, or `nil` for the first page.
+    public init(
+        states: Set<State> = [], sequence: CallSequence.Name? = nil, kind: CallKind? = nil, limit: Int = 100,
+        after: OperationPage.Cursor? = nil
+    ) {
+        self.states = states
+        self.sequence = sequence
+        self.kind = kind
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// One page of a listing: the operations' statuses, oldest first, and where the next page starts.
+public struct OperationPage: Sendable, Hashable {
+    /// A place in a listing, after which the next page starts; it stays valid while operations come and go.
+    public struct Cursor: Sendable, Hashable {
+        let order: UInt64
+    }
+
+    /// The operations, oldest first (in the order their commits enqueued them).
+    public let statuses: [CallStatus]
+    /// Where the next page starts, or `nil` when this is the last.
+    public let next: Cursor?
+}
