@@ -51,7 +51,7 @@ extension DataPoint {
             throw RelayError(.modelNotFound, "no \(M.typeName) of id \(key) is in the document")
         }
         let model = try Self.decodeModel(M.self, from: found.encoded, id: key)
-        core.document.withLock { $0.keepDecoded(model, of: found.alias, readAt: lookup.generation) }
+        core.document.withLock { $0.keepDecoded(model, of: found.alias, from: found.encoded) }
         return model
     }
 

@@ -19,8 +19,8 @@ struct Document: Sendable {
     static let relations = "relay.relations"
     private var index = RelationIndex()
     private(set) var decoded = DecodedModels()
-    /// Counts the document's changes, so that a read that decoded outside the lock keeps what it decoded only if
-    /// nothing changed meanwhile.
+    /// Counts the document's changes, so that a relation resolved outside the lock is kept only if nothing changed
+    /// meanwhile.
     private(set) var generation: UInt64 = 0
 
     /// Takes the models a store restored.
@@ -75,17 +75,16 @@ struct Document: Sendable {
         var kept: (any DecodedValue)?
     }
 
-    /// What a read of one model finds under the lock: the copy a read kept, or the encoded form, and the generation.
+    /// What a read of one model finds under the lock: the copy a read kept, or the encoded form.
     struct Lookup: Sendable {
         let kept: (any DecodedValue)?
         let found: Found?
-        let generation: UInt64
     }
 
     /// Looks the model `alias` names up.
     func lookup(_ alias: Alias) -> Lookup {
-        if let kept = decoded.model(alias) { return Lookup(kept: kept, found: nil, generation: generation) }
-        return Lookup(kept: nil, found: found(alias), generation: generation)
+        if let kept = decoded.model(alias) { return Lookup(kept: kept, found: nil) }
+        return Lookup(kept: nil, found: found(alias))
     }
 
     /// The encoded model that `alias` names, or `nil` when the document does not hold it.
@@ -115,9 +114,9 @@ struct Document: Sendable {
         return RelatedLookup(kept: nil, found: models, collection: collection, generation: generation)
     }
 
-    /// Keeps a model a read decoded, if the document has not changed since the read's `generation`.
-    mutating func keepDecoded<M: Sendable>(_ model: M, of alias: Alias, readAt generation: UInt64) {
-        guard generation == self.generation else { return }
+    /// Keeps a model a read decoded, if the document still holds what it was decoded from.
+    mutating func keepDecoded<M: Sendable>(_ model: M, of alias: Alias, from encoded: Data) {
+        guard collections[alias.collection]?[alias.id] == encoded else { return }
         decoded.keep(model, of: alias)
     }
 

@@ -201,9 +201,11 @@ final class PipelineCore: Sendable {
                 applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
                     let before = machine.graph.lastSnapshot
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
-                    for slot in admission.fresh where !startTimes.isEmpty {
-                        guard let start = startTimes[machine.graph[slot].record.operation.id] else { continue }
-                        machine.hold(slot, until: start, context: CallOperation.startContext, now: now)
+                    if !startTimes.isEmpty {
+                        for slot in admission.fresh {
+                            guard let start = startTimes[machine.graph[slot].record.operation.id] else { continue }
+                            machine.hold(slot, until: start, context: CallOperation.startContext, now: now)
+                        }
                     }
                     if !changes.isEmpty || !erasures.isEmpty {
                         // The models go in the same transition, so in the same frame, as the commit of the operations;
