@@ -68,14 +68,7 @@ extension DataPoint {
     /// - Returns: Its output.
     /// - Throws: The errors of ``execute(_:)-(CallOperation)`` and of ``TypedHandle/value``.
     public nonisolated func execute<Operation>(_ call: TypedCall<Operation>) async throws -> Operation.Output {
-        let encoded = try await execute(call.operation)
-        do {
-            return try JSONDecoder().decode(Operation.Output.self, from: encoded)
-        } catch {
-            throw RelayError(
-                .operationEncoding, "the output of \(call.id) does not decode as \(Operation.Output.self): \(error)",
-                operationIDs: [call.id])
-        }
+        try TypedHandle<Operation>.output(from: try await execute(call.operation), of: call.id)
     }
 
     /// Enqueues an input for a typed operation, on the default sequence, and waits for its output.

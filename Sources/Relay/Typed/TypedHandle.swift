@@ -26,14 +26,18 @@ public struct TypedHandle<Operation: TypedOperation>: Sendable, Hashable, Identi
     ///   `Output`, and the errors of ``CallHandle/value``.
     public var value: Operation.Output {
         get async throws {
-            let encoded = try await handle.value
-            do {
-                return try JSONDecoder().decode(Operation.Output.self, from: encoded)
-            } catch {
-                throw RelayError(
-                    .operationEncoding, "the output of \(id) does not decode as \(Operation.Output.self): \(error)",
-                    operationIDs: [id])
-            }
+            try Self.output(from: try await handle.value, of: id)
+        }
+    }
+
+    /// A completed operation's output, decoded from what it stored.
+    static func output(from encoded: Data, of id: UUID) throws(RelayError) -> Operation.Output {
+        do {
+            return try JSONDecoder().decode(Operation.Output.self, from: encoded)
+        } catch {
+            throw RelayError(
+                .operationEncoding, "the output of \(id) does not decode as \(Operation.Output.self): \(error)",
+                operationIDs: [id])
         }
     }
 
