@@ -1,7 +1,9 @@
 extension DataPoint {
     /// Limits and policies of a DataPoint.
     public struct Configuration: Sendable {
-        /// How long terminal outcomes are kept so that handles can still read them; an hour by default.
+        /// How long completed and skipped operations are kept for handles to read; an hour by default.
+        ///
+        /// Failed and cancelled ones are kept for ``deadLetterRetention``.
         ///
         /// Once an operation's window has passed, the next commit forgets it; when no commit comes, the DataPoint's
         /// timer does, within about a second. With a window of zero, an operation is forgotten as it ends, though
@@ -13,15 +15,25 @@ extension DataPoint {
         /// ``RetentionPolicy``): a store keeps the same finished operations (see ``Storage/open(retention:)``), so that
         /// after a restart ``DataPoint/handle(for:)`` finds an operation that finished within the window, and no other.
         public var retention: Duration
-        /// The most finished operations kept for re-attachment; 100,000 by default.
+        /// The most completed and skipped operations kept for re-attachment; 100,000 by default.
         ///
         /// Past it, the oldest are forgotten before their window ends.
         public var maximumRetained: Int
-        /// The most bytes of finished operations kept; 64 MiB by default.
+        /// The most bytes of completed and skipped operations kept, and of dead letters as many again; 64 MiB by
+        /// default.
         ///
         /// They are counted by ``RetentionPolicy/retainedSize(payload:result:)``; past the bound, the oldest are
         /// forgotten before their window ends.
         public var maximumRetainedBytes: Int
+        /// How long failed and cancelled operations, the dead letters, are kept with their last error and last
+        /// response, so that they can be listed and replayed; a week by default.
+        ///
+        /// ``DataPoint/purge(_:)`` removes them sooner. See ``RetentionPolicy``.
+        public var deadLetterRetention: Duration
+        /// The most dead letters kept; 10,000 by default.
+        ///
+        /// Past it, the oldest go before their window ends.
+        public var maximumDeadLetters: Int
         /// The largest payload an operation may carry; 16 MiB by default.
         public var maximumPayloadSize: Int
         /// How long a graceful shutdown lets running operations finish before cancelling them; 10 s by default.
@@ -37,6 +49,8 @@ extension DataPoint {
         ///   - retention: How long terminal outcomes are kept.
         ///   - maximumRetained: The most finished operations kept.
         ///   - maximumRetainedBytes: The most bytes of finished operations kept.
+        ///   - deadLetterRetention: How long failed and cancelled operations are kept.
+        ///   - maximumDeadLetters: The most failed and cancelled operations kept.
         ///   - maximumPayloadSize: The largest payload, in bytes.
         ///   - shutdownGracePeriod: How long a graceful shutdown waits for running operations.
         ///   - metricsWindow: How many finished operations the percentiles cover.
@@ -45,6 +59,8 @@ extension DataPoint {
             retention: Duration = .seconds(3600),
             maximumRetained: Int = 100_000,
             maximumRetainedBytes: Int = 64 << 20,
+            deadLetterRetention: Duration = .seconds(7 * 86_400),
+            maximumDeadLetters: Int = 10_000,
             maximumPayloadSize: Int = 16 << 20,
             shutdownGracePeriod: Duration = .seconds(10),
             metricsWindow: Int = 10_000,
@@ -53,6 +69,8 @@ extension DataPoint {
             self.retention = retention
             self.maximumRetained = maximumRetained
             self.maximumRetainedBytes = maximumRetainedBytes
+            self.deadLetterRetention = deadLetterRetention
+            self.maximumDeadLetters = maximumDeadLetters
             self.maximumPayloadSize = maximumPayloadSize
             self.shutdownGracePeriod = shutdownGracePeriod
             self.metricsWindow = metricsWindow
@@ -62,7 +80,9 @@ extension DataPoint {
         /// What the DataPoint and its store keep of finished operations.
         public var retentionPolicy: RetentionPolicy {
             RetentionPolicy(
-                window: retention, maximumOperations: maximumRetained, maximumBytes: maximumRetainedBytes)
+                window: retention, maximumOperations: maximumRetained, maximumBytes: maximumRetainedBytes,
+                deadLetterWindow: deadLetterRetention, maximumDeadLetters: maximumDeadLetters,
+                maximumDeadLetterBytes: maximumRetainedBytes)
         }
     }
 }

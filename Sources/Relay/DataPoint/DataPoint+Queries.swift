@@ -79,4 +79,47 @@ extension DataPoint {
                 retryPolicy: original.retryPolicy, onDependencyFailure: original.onDependencyFailure,
                 idempotencyKey: original.idempotencyKey))
     }
+
+    /// Removes finished operations now, before their retention passes: their outcomes, and the dead letters among
+    /// them, are gone from memory and, once the store folds its journal, from disk.
+    ///
+    /// ```swift
+    /// let deadLetters = try point.operations(OperationQuery(states: [.failed, .cancelled], limit: 500))
+    /// try await point.purge(deadLetters.statuses.map(\.id))
+    /// ```
+    ///
+    /// A live ``CallHandle`` keeps its outcome. Ids of operations already forgotten are passed over.
+    ///
+    /// - Parameter ids: The finished operations.
+    /// - Returns: How many operations were purged.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationUnfinished`` when one has not finished, and then
+    ///   nothing is purged; ``RelayError/Code/storageFailure`` when the purge cannot be recorded.
+    @discardableResult
+    public nonisolated func purge(_ ids: some Sequence<UUID>) async throws(RelayError) -> Int {
+        try await core.purge(Array(ids))
+    }
+
+    /// Removes every finished operation that `query` selects, of the states it names that are terminal, now, before
+    /// its retention passes (see ``purge(_:)-(Sequence<UUID>)``).
+    ///
+    /// ```swift
+    /// try await point.purge(OperationQuery(states: [.failed], sequence: "webhooks"))
+    /// ```
+    ///
+    /// - Parameter query: The states, sequence and kind to purge, every terminal state when it names none; its page is
+    ///   ignored.
+    /// - Returns: How many operations were purged.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when the purge cannot be recorded.
+    @discardableResult
+    public nonisolated func purge(matching query: OperationQuery) async throws(RelayError) -> Int {
+        var query = query
+        let terminal = Set(OperationQuery.State.allCases.filter(\.isTerminal))
+        query.states = query.states.isEmpty ? terminal : query.states.intersection(terminal)
+        query.limit = .max
+        query.after = nil
+        guard !query.states.isEmpty else { return 0 }
+        let now = core.clock.now
+        let ids = core.read { $0.operations(query, now: now) }.statuses.map(\.id)
+        return try await core.purge(ids)
+    }
 }

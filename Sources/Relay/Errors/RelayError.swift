@@ -48,6 +48,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case typeMismatch
             case operationEncoding
             case notReplayable
+            case operationUnfinished
         }
 
         private let value: Value
@@ -122,6 +123,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationEncoding = Code(.operationEncoding)
         /// Only a failed or cancelled operation can be replayed.
         public static let notReplayable = Code(.notReplayable)
+        /// Only a finished operation can be purged; cancel it first.
+        public static let operationUnfinished = Code(.operationUnfinished)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

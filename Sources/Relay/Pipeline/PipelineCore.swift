@@ -50,9 +50,7 @@ final class PipelineCore: Sendable {
         self.clock = clock
         self.configuration = configuration
         let limits = PipelineStateMachine.Limits(
-            retention: configuration.retention.relayNanoseconds,
-            maximumRetained: configuration.maximumRetained,
-            maximumRetainedBytes: configuration.maximumRetainedBytes,
+            retention: configuration.retentionPolicy,
             maximumPayloadSize: configuration.maximumPayloadSize,
             metricsWindow: configuration.metricsWindow
         )
@@ -265,6 +263,12 @@ final class PipelineCore: Sendable {
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
         try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
             try machine.cancel(id, in: directory, now: now)
+        }
+    }
+
+    func purge(_ ids: [UUID]) async throws(RelayError) -> Int {
+        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
+            try machine.purge(ids, in: directory, now: now)
         }
     }
 

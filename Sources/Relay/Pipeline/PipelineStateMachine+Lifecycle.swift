@@ -172,12 +172,13 @@ extension PipelineStateMachine {
                 number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
             restored.append(number)
         }
-        var finished: [(finishedAt: Int64, slot: Int32, bytes: Int)] = []
+        var finished: [(finishedAt: Int64, slot: Int32, bytes: Int, deadLetter: Bool)] = []
         for slot in restored {
             let l = Int(graph[slot].lane)
             if let result = result(of: slot) {
                 lanes[l].counts.countFinished(result)
-                finished.append((graph[slot].finishedAt, slot, retainedSize(of: slot)))
+                finished.append(
+                    (graph[slot].finishedAt, slot, retainedSize(of: slot), RetentionPolicy.isDeadLetter(result)))
                 continue
             }
             lanes[l].counts.pending += 1

@@ -213,7 +213,11 @@ extension PipelineStateMachine {
             graph[dependent].unfinishedDependencies -= 1
             if graph[dependent].unfinishedDependencies == 0, graph[dependent].forgettingDeferred {
                 graph[dependent].forgettingDeferred = false
-                keep(dependent, finishedAt: graph[dependent].finishedAt)
+                if graph[dependent].purged {
+                    forget(dependent)
+                } else {
+                    keep(dependent, finishedAt: graph[dependent].finishedAt)
+                }
             }
             return
         }

@@ -97,11 +97,12 @@ extension PipelineStateMachine {
     ///
     /// With a window of zero, the operation is forgotten at once, by whoever finished it, while its slot is in cache.
     mutating func keep(_ slot: Int32, finishedAt now: Int64) {
-        guard !retention.forgetsAtOnce else {
+        let deadLetter = graph[slot].result.map(RetentionPolicy.isDeadLetter) ?? false
+        guard !retention.forgetsAtOnce(deadLetter: deadLetter) else {
             forget(slot)
             return
         }
-        let first = retention.keep(slot, finishedAt: now, bytes: retainedSize(of: slot))
+        let first = retention.keep(slot, finishedAt: now, bytes: retainedSize(of: slot), deadLetter: deadLetter)
         forgetBeyondBounds()
         guard first, let sweep = retention.nextSweep else { return }
         effects.signals += timers.rearm(before: sweep)
@@ -118,6 +119,32 @@ extension PipelineStateMachine {
         while let oldest = retention.takeExcess() {
             if graph[oldest].phase == .finished { forget(oldest) }
         }
+    }
+
+    /// Forgets finished operations before their retention passes, and records it; returns how many it forgot.
+    ///
+    /// Ids of operations already forgotten are passed over. An unfinished one throws, and nothing is purged.
+    mutating func purge(_ ids: [UUID], in directory: OperationDirectory, now: Int64) throws(RelayError) -> Int {
+        var slots: [Int32] = []
+        var purged: [UUID] = []
+        for id in ids {
+            guard let slot = lookup(id, in: directory), !graph[slot].purged else { continue }
+            guard graph[slot].phase == .finished else {
+                throw RelayError(
+                    .operationUnfinished, "cannot purge \(id): it has not finished; cancel it first",
+                    operationIDs: [id])
+            }
+            slots.append(slot)
+            purged.append(id)
+        }
+        guard !slots.isEmpty else { return 0 }
+        retention.remove(Set(slots))
+        for slot in slots {
+            graph[slot].purged = true
+            forget(slot)
+        }
+        if recording { records.append(.purged(purged, at: date(now))) }
+        return slots.count
     }
 
     /// Forgets a finished operation whose window has passed, unless a dependency still lists it; that dependency's

@@ -16,9 +16,7 @@ import Foundation
 /// operation whose count reaches zero enters its sequence's ready queue. No operation is ever found by scanning.
 struct PipelineStateMachine: Sendable {
     struct Limits: Sendable {
-        var retention: Int64
-        var maximumRetained = Int.max
-        var maximumRetainedBytes = Int.max
+        var retention: RetentionPolicy
         var maximumPayloadSize: Int
         var metricsWindow: Int
     }
@@ -135,9 +133,7 @@ struct PipelineStateMachine: Sendable {
         self.origin = origin
         self.limits = limits
         self.recording = recording
-        retention = Retention(
-            window: limits.retention, maximumOperations: limits.maximumRetained,
-            maximumBytes: limits.maximumRetainedBytes)
+        retention = Retention(limits.retention)
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
     }

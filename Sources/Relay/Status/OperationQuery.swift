@@ -26,6 +26,9 @@ public struct OperationQuery: Sendable, Hashable {
         /// Finished `cancelled`.
         case cancelled
 
+        /// Whether the state is terminal: completed, skipped, failed or cancelled.
+        public var isTerminal: Bool { self != .pending && self != .running }
+
         init(_ state: CallStatus.State) {
             switch state {
             case .pending: self = .pending
@@ -66,6 +69,15 @@ public struct OperationQuery: Sendable, Hashable {
         self.kind = kind
         self.limit = limit
         self.after = after
+    }
+
+    /// The dead-letter set: failed and cancelled operations, kept with their last error and last response for
+    /// ``DataPoint/Configuration/deadLetterRetention`` so that they can be listed, replayed and purged.
+    ///
+    /// - Parameter limit: The most operations a page holds.
+    /// - Returns: The query.
+    public static func deadLetters(limit: Int = 100) -> OperationQuery {
+        OperationQuery(states: [.failed, .cancelled], limit: limit)
     }
 }
 

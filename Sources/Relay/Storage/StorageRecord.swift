@@ -13,7 +13,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String, Sendable, Hashable {
             case commit, started, retryScheduled, interrupted, attemptReturned, finished, held, sequenceConfigured
-            case suspensionChanged, models
+            case suspensionChanged, models, purged
         }
 
         private let value: Value
@@ -42,6 +42,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         public static let suspensionChanged = Kind(.suspensionChanged)
         /// Models were upserted or removed, in the same transition as the commit of the same number, if any.
         public static let models = Kind(.models)
+        /// Finished operations were purged before their retention passed.
+        public static let purged = Kind(.purged)
 
         /// The kind's name, such as `finished`.
         public var description: String { value.rawValue }
@@ -64,6 +66,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case suspensionChanged(CallSequence.Name?, count: Int)
         /// A transaction's model changes, in order, under its snapshot number.
         case models(snapshot: UInt64, changes: [ModelChange], at: Date)
+        /// Finished operations removed before their retention passed.
+        case purged([UUID], at: Date)
     }
 
     let change: Change
@@ -85,6 +89,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .sequenceConfigured: .sequenceConfigured
         case .suspensionChanged: .suspensionChanged
         case .models: .models
+        case .purged: .purged
         }
     }
 
@@ -94,7 +99,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .started(let id, _, _), .retryScheduled(let id, _, _), .interrupted(let id, _),
             .attemptReturned(let id, _), .finished(let id, _, _), .held(let id, _, _):
             id
-        case .commit, .sequenceConfigured, .suspensionChanged, .models:
+        case .commit, .sequenceConfigured, .suspensionChanged, .models, .purged:
             nil
         }
     }
@@ -113,6 +118,12 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         return changes
     }
 
+    /// The operations a purge removed; empty for other kinds.
+    public var purgedOperationIDs: [UUID] {
+        guard case .purged(let ids, _) = change else { return [] }
+        return ids
+    }
+
     /// The operations a commit enqueued, in call order; empty for other kinds.
     public var operations: [CallOperation] {
         guard case .commit(_, let operations, _) = change else { return [] }
@@ -123,7 +134,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public var date: Date? {
         switch change {
         case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date),
-            .models(_, _, let date):
+            .models(_, _, let date), .purged(_, let date):
             date
         case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
             nil
@@ -137,6 +148,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         case .sequenceConfigured(let name, _, _): "sequenceConfigured \(name)"
         case .suspensionChanged(let name, let count): "suspensionChanged \(name?.rawValue ?? "all") to \(count)"
         case .models(let snapshot, let changes, _): "models of \(snapshot): \(changes.count) changes"
+        case .purged(let ids, _): "purged \(ids.count) operations"
         default: "\(kind) \(operationID.map(\.uuidString) ?? "")"
         }
     }
@@ -193,6 +205,10 @@ extension StorageRecord {
 
     static func finished(_ id: UUID, _ result: CallResult, at date: Date) -> Self {
         Self(.finished(id, result, at: date))
+    }
+
+    static func purged(_ ids: [UUID], at date: Date) -> Self {
+        Self(.purged(ids, at: date))
     }
 
     static func held(_ id: UUID, until: Date?, context: String?) -> Self {

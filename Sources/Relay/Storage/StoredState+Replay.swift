@@ -27,9 +27,10 @@ extension StoredState {
         private var operationIndex: [UUID: Int] = [:]
         private var indexed = false
         private let retention: RetentionPolicy?
-        /// Finished operations kept, in the order they finished, with what each counts toward the bound on bytes.
-        private var finished = FIFOQueue<(id: UUID, finishedAt: Date, bytes: Int)>()
-        private var finishedBytes = 0
+        /// Completed and skipped operations kept, in the order they finished, with what each counts for.
+        private var finished: RetainedQueue<UUID, Date>
+        /// Failed and cancelled operations kept, in the order they ended, with what each counts for.
+        private var deadLetters: RetainedQueue<UUID, Date>
         /// How many `finished` records repeated a terminal state already applied; zero in a sound store.
         public private(set) var duplicateTerminals = 0
         /// Operations whose last recorded attempt started and never ended.
@@ -49,6 +50,10 @@ extension StoredState {
             operations = state.operations
             models = state.models
             self.retention = retention
+            let policy = retention ?? .window(.seconds(Int64.max))
+            finished = RetainedQueue(maximumCount: policy.maximumOperations, maximumBytes: policy.maximumBytes)
+            deadLetters = RetainedQueue(
+                maximumCount: policy.maximumDeadLetters, maximumBytes: policy.maximumDeadLetterBytes)
             for (index, sequence) in sequences.enumerated() { sequenceIndex[sequence.name] = index }
             // A snapshot keeps no date of its own: the latest its operations carry stands for it.
             for entry in state.operations {
@@ -147,32 +152,52 @@ extension StoredState {
             case .models(let snapshot, let changes, _):
                 lastSnapshot = max(lastSnapshot, snapshot)
                 for change in changes { models[change.collection, default: [:]][change.id] = change.encoded }
+            case .purged(let ids, _):
+                let purged = Set(ids.filter { id in operationIndex[id].flatMap { operations[$0]?.result } != nil })
+                finished.remove(purged)
+                deadLetters.remove(purged)
+                for id in purged { forget(id) }
+                compactIfHalfForgotten()
             }
         }
 
         /// Notes a finished operation that the policy keeps for now.
         private mutating func note(_ id: UUID, finishedAt: Date, payload: Int, result: CallResult) {
             let bytes = RetentionPolicy.retainedSize(payload: payload, result: result)
-            finished.append((id, finishedAt, bytes))
-            finishedBytes += bytes
+            if RetentionPolicy.isDeadLetter(result) {
+                deadLetters.append(id, finishedAt: finishedAt, bytes: bytes)
+            } else {
+                finished.append(id, finishedAt: finishedAt, bytes: bytes)
+            }
         }
 
-        /// Forgets the oldest finished operations while the policy lets them go: beyond its bounds, or finished a
-        /// window or more before the latest record, which only moves later.
+        /// Forgets the oldest finished operations of each class while the policy lets them go: beyond its bounds, or
+        /// finished a window or more before the latest record, which only moves later.
         private mutating func forgetBeyondPolicy() {
             guard let retention else { return }
-            let cutoff = latestDate.map { $0.addingTimeInterval(-retention.window.relaySeconds) }
-            while let oldest = finished.first,
-                finished.count > retention.maximumOperations || finishedBytes > retention.maximumBytes
-                    || cutoff.map({ oldest.finishedAt <= $0 }) == true
-            {
-                _ = finished.popFirst()
-                finishedBytes -= oldest.bytes
-                guard let index = operationIndex.removeValue(forKey: oldest.id) else { continue }
-                operations[index] = nil
-                forgottenCount += 1
+            let cutoff = latestDate.map { Self.cutoff($0, retention.window) } ?? .distantPast
+            let deadLetterCutoff = latestDate.map { Self.cutoff($0, retention.deadLetterWindow) } ?? .distantPast
+            while let id = finished.takeExcess() ?? finished.takeFinished(atOrBefore: cutoff) { forget(id) }
+            while let id = deadLetters.takeExcess() ?? deadLetters.takeFinished(atOrBefore: deadLetterCutoff) {
+                forget(id)
             }
-            // Compacted once half is gone, so that forgotten operations cost no more than live ones.
+            compactIfHalfForgotten()
+        }
+
+        /// The latest finish that a window has passed by `date`.
+        private static func cutoff(_ date: Date, _ window: Duration) -> Date {
+            date.addingTimeInterval(-window.relaySeconds)
+        }
+
+        /// Drops a finished operation from the state.
+        private mutating func forget(_ id: UUID) {
+            guard let index = operationIndex.removeValue(forKey: id) else { return }
+            operations[index] = nil
+            forgottenCount += 1
+        }
+
+        /// Compacts the operations once half are forgotten, so that forgotten operations cost no more than live ones.
+        private mutating func compactIfHalfForgotten() {
             guard forgottenCount > 1024, forgottenCount * 2 > operations.count else { return }
             operations.removeAll { $0 == nil }
             forgottenCount = 0
@@ -193,9 +218,18 @@ extension StoredState {
         public consuming func state(retention: RetentionPolicy? = nil) -> StoredState {
             var operations = operations.compactMap { $0 }
             if let retention = retention ?? self.retention {
-                let cutoff = latestDate.map { $0.addingTimeInterval(-retention.window.relaySeconds) }
-                let kept = Self.keptFinished(operations, under: retention, cutoff: cutoff)
-                operations.removeAll { entry in entry.finishedAt != nil && !kept.contains(entry.operation.id) }
+                let kept = Self.keptFinished(operations, under: retention.finishedBounds, latest: latestDate) {
+                    !RetentionPolicy.isDeadLetter($0)
+                }
+                let keptDeadLetters = Self.keptFinished(
+                    operations, under: retention.deadLetterBounds, latest: latestDate
+                ) {
+                    RetentionPolicy.isDeadLetter($0)
+                }
+                operations.removeAll { entry in
+                    entry.finishedAt != nil && !kept.contains(entry.operation.id)
+                        && !keptDeadLetters.contains(entry.operation.id)
+                }
             }
             return StoredState(
                 lastSnapshot: lastSnapshot,
@@ -206,13 +240,18 @@ extension StoredState {
             )
         }
 
-        /// The finished operations a DataPoint keeps: those within the window, newest first, while they fit the bounds.
+        /// The finished operations of one class that a DataPoint keeps: those within the window, newest first, while
+        /// they fit the bounds.
         private static func keptFinished(
-            _ operations: [StoredOperation], under retention: RetentionPolicy, cutoff: Date?
+            _ operations: [StoredOperation], under retention: RetentionPolicy.Bounds, latest: Date?,
+            of inClass: (CallResult) -> Bool
         ) -> Set<UUID> {
+            let oldestKept = latest.map { Self.cutoff($0, retention.window) }
             var finished = operations.filter { entry in
-                guard let finishedAt = entry.finishedAt else { return false }
-                return cutoff.map { finishedAt > $0 } ?? true
+                guard let finishedAt = entry.finishedAt, let result = entry.result, inClass(result) else {
+                    return false
+                }
+                return oldestKept.map { finishedAt > $0 } ?? true
             }
             finished.sort { $0.finishedAt! > $1.finishedAt! }
             var kept = Set<UUID>()

@@ -42,7 +42,7 @@ struct MachineUnderTest {
     init(retention: Int64 = 1_000_000_000, bunchSize: Int = 1) throws {
         machine = PipelineStateMachine(
             origin: Date(timeIntervalSince1970: 0),
-            limits: .init(retention: retention, maximumPayloadSize: 1 << 20, metricsWindow: 100)
+            limits: .init(retention: .window(.nanoseconds(retention)), maximumPayloadSize: 1 << 20, metricsWindow: 100)
         )
         machine.register(Noop(), for: "noop", now: 0)
         machine.upsertLane(

@@ -61,6 +61,8 @@ struct OperationSlot: Sendable {
     /// Finished while a dependency still lists it (cancelled first), so the sweep passed it over: the dependency's
     /// finish hands it back to the sweep, since a slot freed earlier could be read, or reused, as that dependent.
     var forgettingDeferred = false
+    /// Purged while forgetting was deferred: the dependency's finish forgets it rather than keeping it.
+    var purged = false
     var order: UInt64
     var snapshot: UInt64
     var moreDependents: [Int32] = []
@@ -170,6 +172,7 @@ extension OperationSlot {
         finishedAt = Self.never
         mayWaitForTime = false
         forgettingDeferred = false
+        purged = false
         worker = 0
     }
 

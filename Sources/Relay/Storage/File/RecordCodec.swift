@@ -16,6 +16,7 @@ enum RecordCodec {
         case suspensionChanged
         case attemptReturned
         case models
+        case purged
     }
 
     // MARK: - Records
@@ -68,6 +69,11 @@ enum RecordCodec {
             writer.byte(Tag.suspensionChanged.rawValue)
             writer.optional(name) { $0.string($1.rawValue) }
             writer.int(count)
+        case .purged(let ids, let date):
+            writer.byte(Tag.purged.rawValue)
+            writer.date(date)
+            writer.varint(UInt64(ids.count))
+            for id in ids { writer.uuid(id) }
         }
     }
 
@@ -111,6 +117,13 @@ enum RecordCodec {
             return .suspensionChanged(name, count: try reader.counter())
         case .models:
             return try decodeModels(from: &reader)
+        case .purged:
+            let date = try reader.date()
+            let count = try reader.count()
+            var ids: [UUID] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try reader.uuid()) }
+            return .purged(ids, at: date)
         }
     }
 

@@ -17,12 +17,13 @@ import Foundation
 ///
 /// Version 3 adds a failure that keeps its last response (a result tag of its own), which version 2 cannot read;
 /// version 4 a failure that keeps its cause (another tag), which version 3 cannot read; version 5 a document's models
-/// (a record of a transaction's model changes, and the collections after a snapshot's operations).
+/// (a record of a transaction's model changes, and the collections after a snapshot's operations); version 6 a record
+/// of finished operations purged before their retention passed.
 ///
 /// Stores of an earlier version open unchanged: opening one folds it into a snapshot and journal of this version.
 enum StoreFormat {
     /// The version this build writes; it reads every version from 1 up to it.
-    static let version: UInt32 = 5
+    static let version: UInt32 = 6
     /// The size of a header of the current version.
     static let headerSize = 20
     static let frameHeaderSize = 12

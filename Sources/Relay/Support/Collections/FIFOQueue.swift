@@ -48,6 +48,19 @@ struct FIFOQueue<Element: Sendable>: Sendable {
         head = 0
     }
 
+    /// Removes the elements that match, keeping the others in order, and returns them; O(count), for rare events.
+    mutating func remove(where matches: (Element) -> Bool) -> [Element] {
+        var removed: [Element] = []
+        var kept: [Element] = []
+        kept.reserveCapacity(count)
+        for element in storage[head...] {
+            if matches(element) { removed.append(element) } else { kept.append(element) }
+        }
+        storage = kept
+        head = 0
+        return removed
+    }
+
     mutating func removeAll() {
         storage.removeAll()
         head = 0
