@@ -72,12 +72,7 @@ extension DataPoint {
                 "operation \(id) is \(OperationQuery.State(status.state).rawValue); "
                     + "only failed and cancelled operations are replayed", operationIDs: [id])
         }
-        return try await enqueue(
-            CallOperation(
-                kind: original.kind, sequenceName: original.sequenceName, priority: original.priority,
-                payload: original.payload, persistentUserInfo: original.persistentUserInfo,
-                retryPolicy: original.retryPolicy, onDependencyFailure: original.onDependencyFailure,
-                idempotencyKey: original.idempotencyKey))
+        return try await enqueue(original.replayed())
     }
 
     /// Removes finished operations now, before their retention passes: their outcomes, and the dead letters among

@@ -22,6 +22,8 @@ extension CallOperation {
     ///   - priority: A soft hint among ready operations of the same sequence.
     ///   - retryPolicy: How retryable failures are retried.
     ///   - idempotencyKey: The key sent as `Idempotency-Key` on unsafe methods; derived from `id` when `nil`.
+    ///   - persistentUserInfo: Strings stored with the operation, such as what a ``RequestAuthorizer`` needs to find
+    ///     the credentials it applies; never credentials themselves.
     /// - Returns: The operation.
     /// - Throws: ``RelayError`` with ``RelayError/Code/invalidURL``, ``RelayError/Code/secretInCall`` or
     ///   ``RelayError/Code/invalidArgument`` when the call is not valid.
@@ -32,7 +34,8 @@ extension CallOperation {
         dependencies: Set<UUID> = [],
         priority: Int = 0,
         retryPolicy: RetryPolicy = .default,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil,
+        persistentUserInfo: [String: String] = [:]
     ) throws(RelayError) -> CallOperation {
         try call.validate()
         return CallOperation(
@@ -42,8 +45,20 @@ extension CallOperation {
             dependencies: dependencies,
             priority: priority,
             payload: call.payload,
+            persistentUserInfo: persistentUserInfo,
             retryPolicy: retryPolicy,
             idempotencyKey: idempotencyKey
         )
+    }
+}
+
+extension HTTPCall {
+    /// The call that an HTTP operation sends.
+    ///
+    /// - Parameter operation: An operation made by
+    ///   ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when its payload is not an HTTP call.
+    public init(operation: CallOperation) throws(RelayError) {
+        try self.init(payload: operation.payload)
     }
 }

@@ -159,6 +159,21 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         snapshot = nil
     }
 
+    /// A new operation that runs this one again: the same kind, sequence, priority, payload, metadata, retry policy
+    /// and idempotency key, under a new id and with no dependencies.
+    ///
+    /// ``DataPoint/replay(_:)`` enqueues it for a failed or cancelled operation; enqueue it yourself to replay in a
+    /// transaction, beside the models that record the replay.
+    ///
+    /// - Parameter id: The new operation's id.
+    /// - Returns: The new operation.
+    public func replayed(id: UUID = RandomUUIDs.next()) -> CallOperation {
+        CallOperation(
+            id: id, kind: kind, sequenceName: sequenceName, priority: priority, payload: payload,
+            persistentUserInfo: persistentUserInfo, retryPolicy: retryPolicy, onDependencyFailure: onDependencyFailure,
+            idempotencyKey: idempotencyKey)
+    }
+
     static func derivedIdempotencyKey(_ id: UUID) -> String {
         id.uuidString.lowercased()
     }

@@ -16,7 +16,7 @@ final class WorkerProcess: Sendable {
     /// Starts the worker built beside the test binary.
     init(_ arguments: [String]) throws {
         process = Process()
-        process.executableURL = try Self.executable()
+        process.executableURL = try builtProduct("RelayCrashWorker")
         process.arguments = arguments
         let stdout = Pipe()
         let stdin = Pipe()
@@ -25,16 +25,6 @@ final class WorkerProcess: Sendable {
         output = stdout.fileHandleForReading
         input = stdin.fileHandleForWriting
         try process.run()
-    }
-
-    private static func executable() throws -> URL {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<5 {
-            let candidate = folder.appendingPathComponent("RelayCrashWorker")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        throw CocoaError(.fileNoSuchFile)
     }
 
     /// Reads output lines until `enough` says so or the output ends; the blocking reads run off the cooperative pool.
@@ -71,12 +61,27 @@ final class WorkerProcess: Sendable {
     }
 
     private func waitForExit() async {
-        let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
+        _ = await exitStatus(of: process)
+    }
+}
+
+/// An executable that the package builds beside the test binary, such as the crash worker or `relay`.
+func builtProduct(_ name: String) throws -> URL {
+    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<5 {
+        let candidate = folder.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        folder.deleteLastPathComponent()
+    }
+    throw CocoaError(.fileNoSuchFile)
+}
+
+/// Waits, off the cooperative pool, until a child process exits, and returns its exit status.
+func exitStatus(of process: Process) async -> Int32 {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
         }
     }
 }

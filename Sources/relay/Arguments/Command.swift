@@ -1,0 +1,145 @@
+import Foundation
+
+/// The subcommands of `relay`.
+enum Command: String, CaseIterable, Sendable {
+    case run, status, list, show, replay, cancel, events, demo
+
+    static let state = CommandSpec.Option(
+        name: "--state", value: "STATE",
+        help: "Only this state: pending, running, completed, skipped, failed, cancelled.")
+    static let sequence = CommandSpec.Option(name: "--sequence", value: "NAME", help: "Only this sequence.")
+    static let follow = CommandSpec.Option(
+        name: "--follow", value: nil, help: "Stream the events of the relay process running on the store.")
+
+    var spec: CommandSpec {
+        switch self {
+        case .run:
+            CommandSpec(
+                name: "run", summary: "Run a plan of HTTP calls durably; running it again resumes where it stopped.",
+                arguments: ["PLAN.json"], options: [CommandSpec.store, CommandSpec.json],
+                details: """
+                    A plan is a JSON document: {"name", "sequences": [{"name", "bunchSize", "algorithm"}], "calls": [{"name", \
+                    "method", "url", "headers", "secretHeaders", "body" or "bodyFile", "download", "dependsOn", "sequence", \
+                    "priority", "retry": {"attempts", "initialDelay", "maximumDelay"}, "timeout"}]}. Secret headers name \
+                    environment variables ("Bearer ${TOKEN}"), read when each request is sent and never stored.
+
+                    On a terminal it draws a bar per sequence; on a pipe, or with --json, it prints one JSON line per event. \
+                    Ctrl-C stops gracefully. Exit status: 0 when every call completed, 1 when one failed, 2 for a bad \
+                    plan or command line, 130 when stopped.
+                    """)
+        case .status:
+            CommandSpec(
+                name: "status", summary: "Show the store's plans and how many operations are in each state.",
+                options: [CommandSpec.store, CommandSpec.json],
+                details: "It reads the store without opening it, so it works while a relay process runs on it.")
+        case .list:
+            CommandSpec(
+                name: "list", summary: "List the store's operations, oldest first.",
+                options: [CommandSpec.store, Self.state, Self.sequence, CommandSpec.json],
+                details: "It reads the store without opening it, so it works while a relay process runs on it.")
+        case .show:
+            CommandSpec(
+                name: "show", summary: "Show one operation: its request, attempts, last error and response status.",
+                arguments: ["ID"], options: [CommandSpec.store, CommandSpec.json],
+                details: "ID is an operation's id, or the start of one, or a call's name.")
+        case .replay:
+            CommandSpec(
+                name: "replay",
+                summary: "Enqueue a failed or cancelled operation again, with the same idempotency key.",
+                arguments: ["ID"], options: [CommandSpec.store],
+                details: "The replay runs the next time relay runs on the store; a plan's record points at it.")
+        case .cancel:
+            CommandSpec(
+                name: "cancel", summary: "Cancel an operation that has not finished, and those that depend on it.",
+                arguments: ["ID"], options: [CommandSpec.store])
+        case .events:
+            CommandSpec(
+                name: "events", summary: "Print the store's history as JSON lines, or follow a running plan's events.",
+                options: [CommandSpec.store, Self.follow])
+        case .demo:
+            CommandSpec(
+                name: "demo",
+                summary: "Run a plan against a local HTTP server with scripted faults: retries, offline, recovery.",
+                options: [CommandSpec.store, CommandSpec.json],
+                details: "Its store is .relay/demo by default, emptied first; inspect it afterwards with relay status.")
+        }
+    }
+
+    static var overview: String {
+        var lines = [
+            "relay: runs HTTP calls durably, with their dependencies, and shows what they did.", "", "Commands:",
+        ]
+        for command in allCases {
+            lines.append(
+                "  \(command.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(command.spec.summary)")
+        }
+        lines += ["", "relay COMMAND --help shows a command's arguments and options."]
+        return lines.joined(separator: "\n")
+    }
+
+    func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
+        let defaultStore = self == .demo ? ".relay/demo" : ".relay"
+        let store = URL(fileURLWithPath: arguments.value(CommandSpec.store) ?? defaultStore).standardizedFileURL
+        let json = arguments.has(CommandSpec.json)
+        switch self {
+        case .run:
+            let file = URL(fileURLWithPath: arguments.arguments[0])
+            let parser = PlanParser(
+                baseFolder: file.deletingLastPathComponent(), environment: ProcessInfo.processInfo.environment)
+            let plan: Plan
+            do {
+                plan = try parser.parse(file: file)
+            } catch {
+                throw PlanFileError(file: file.path, error: error)
+            }
+            return try await PlanRunner(
+                plan: plan, store: store, json: json || !Output.isTerminal,
+                environment: ProcessInfo.processInfo.environment
+            ).run()
+        case .demo:
+            return try await Demo(store: store, json: json || !Output.isTerminal).run()
+        case .status:
+            let reader = try StoreReader(store: store)
+            Output.line(json ? reader.statusJSON() : reader.status())
+        case .list:
+            let reader = try StoreReader(store: store)
+            let state = try arguments.value(Self.state).map { text throws(UsageError) in
+                guard let state = OperationQueryState(rawValue: text) else {
+                    throw UsageError(message: "--state takes pending, running, completed, skipped, failed or cancelled")
+                }
+                return state
+            }
+            let sequence = arguments.value(Self.sequence)
+            for entry in reader.entries
+            where (state == nil || entry.state == state) && (sequence == nil || entry.sequence == sequence) {
+                Output.line(json ? reader.json(entry) : reader.line(entry))
+            }
+        case .show:
+            let reader = try StoreReader(store: store)
+            let entry = try reader.entry(arguments.arguments[0])
+            Output.line(json ? reader.json(entry) : reader.show(entry))
+        case .replay:
+            return try await StoreControl.replay(arguments.arguments[0], store: store)
+        case .cancel:
+            return try await StoreControl.cancel(arguments.arguments[0], store: store)
+        case .events:
+            guard arguments.has(Self.follow) else {
+                for line in try StoreReader(store: store).history() { Output.line(line) }
+                return .success
+            }
+            guard let connection = EventFollower.connect(to: store) else {
+                Output.error("relay: no relay process is running on \(store.path); relay events prints its history")
+                return .failure
+            }
+            await EventFollower.copyLines(from: connection)
+        }
+        return .success
+    }
+}
+
+/// A plan that cannot run, with its file.
+struct PlanFileError: Error, CustomStringConvertible {
+    var file: String
+    var error: PlanError
+    var description: String { "\(file): \(error)" }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Relay
+
+/// An event as one line of JSON, for `--json`, pipes and `relay events --follow`.
+enum EventLine {
+    static func json(_ event: CallEvent, call: String?) -> String {
+        var object: [String: Any] = [
+            "event": name(of: event.kind), "number": event.sequenceNumber,
+            "time": ISO8601DateFormatter().string(from: event.date),
+        ]
+        object["operation"] = event.operationID?.uuidString
+        object["call"] = call
+        object["sequence"] = event.sequenceName?.rawValue
+        switch event.kind {
+        case .started(let attempt): object["attempt"] = attempt
+        case .attemptEnded(let report):
+            object["attempt"] = report.attempt
+            object["status"] = report.httpStatus
+            object["error"] = report.error
+        case .completed(let metrics):
+            object["seconds"] = metrics.runTime.seconds
+            object["status"] = metrics.httpStatus
+        case .retryScheduled(let attempt, let at, let reason):
+            object["attempt"] = attempt
+            object["retryAt"] = ISO8601DateFormatter().string(from: at)
+            object["reason"] = reason
+        case .failed(let failure, _):
+            object["reason"] = failure.reason
+            object["status"] = failure.response?.status
+        case .cancelled(let reason, _): object["reason"] = reason.description
+        case .offline(let destination, let reason), .online(let destination, let reason):
+            object["destination"] = destination
+            object["reason"] = reason
+        case .suspended(let reason), .resumed(let reason): object["reason"] = reason
+        case .dropped(let dropped): object["count"] = dropped.count
+        default: break
+        }
+        return encode(object)
+    }
+
+    static func encode(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func name(of kind: CallEvent.Kind) -> String {
+        switch kind {
+        case .enqueued: "enqueued"
+        case .started: "started"
+        case .attemptEnded: "attemptEnded"
+        case .completed: "completed"
+        case .skipped: "skipped"
+        case .retryScheduled: "retryScheduled"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .held: "held"
+        case .suspended: "suspended"
+        case .resumed: "resumed"
+        case .offline: "offline"
+        case .online: "online"
+        case .modelChanged: "modelChanged"
+        case .dropped: "dropped"
+        case .recovered: "recovered"
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

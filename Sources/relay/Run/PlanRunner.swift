@@ -1,0 +1,136 @@
+import Foundation
+import Relay
+
+/// Runs a plan durably on a file store: the first run commits the plan's calls with the record that names them, in one
+/// transaction; a later run of the same plan finds the record and resumes, so that no completed call is sent again.
+struct PlanRunner: Sendable {
+    var plan: Plan
+    var store: URL
+    /// One JSON line per event instead of live bars.
+    var json: Bool
+    var environment: [String: String]
+
+    /// Keeps what a run did long enough for `relay status` and `relay list` to show it, and failures for a week.
+    static let configuration = DataPoint.Configuration(
+        retention: .seconds(30 * 86_400), shutdownGracePeriod: .seconds(5))
+
+    /// Opens the store without starting anything, with the plan's executor and model.
+    static func open(_ store: URL, environment: [String: String]) async throws -> DataPoint {
+        let executor = HTTPExecutor(authorizer: EnvironmentAuthorizer(environment: environment))
+        let point = try await DataPoint(
+            storage: .file(at: store), configuration: configuration, executors: [.http: executor])
+        try point.register(PlanRecord.self, as: PlanRecord.collection)
+        return point
+    }
+
+    func run() async throws -> ExitStatus {
+        for call in plan.calls {
+            guard let download = call.download else { continue }
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: download).deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        let point = try await Self.open(store, environment: environment)
+        let record: PlanRecord
+        do {
+            for sequence in plan.sequences {
+                _ = try await point.upsertCallSequence(
+                    CallSequence(
+                        name: CallSequence.Name(rawValue: sequence.name), bunchSize: sequence.bunchSize,
+                        algorithm: CallSequence.Algorithm(rawValue: sequence.algorithm) ?? .flat))
+            }
+            record = try await commitOrResume(on: point)
+        } catch {
+            await point.shutdown()
+            throw error
+        }
+        let events = point.events()
+        let broadcast = EventBroadcast(store: store)
+        let json = self.json
+        let signal = InterruptSignal { _ in
+            point.beginShutdown()
+            Output.line(
+                json
+                    ? #"{"event":"stopping"}"#
+                    : "Stopping: running calls may finish for 5 s; the same command resumes the rest.")
+        }
+        defer {
+            signal.cancel()
+            broadcast.stop()
+        }
+        var finishedEarlier: [UUID: CallResult] = [:]
+        for entry in record.calls {
+            if case .finished(let result) = point.status(of: entry.operation)?.state {
+                finishedEarlier[entry.operation] = result
+            } else if point.status(of: entry.operation) == nil {
+                // Forgotten after its retention: it finished long ago.
+                finishedEarlier[entry.operation] = .skipped
+            }
+        }
+        let tally = RunTally(record: record, finishedEarlier: finishedEarlier, started: Date())
+        async let reported = Self.report(events, tally: tally, json: json, broadcast: broadcast)
+        async let running: Void = point.run()
+        var interrupted = false
+        for entry in record.calls where finishedEarlier[entry.operation] == nil {
+            do {
+                _ = try await point.handle(for: entry.operation).outcome
+            } catch let error as RelayError where error.code == .shutdown {
+                interrupted = true
+                break
+            }
+        }
+        await point.shutdown()
+        try await running
+        let final = await reported
+        if json {
+            Output.line(TerminalBoard.summaryJSON(final, interrupted: interrupted))
+        } else {
+            Output.line(TerminalBoard.summary(final, interrupted: interrupted))
+        }
+        if interrupted { return .interrupted }
+        return final.succeeded ? .success : .failure
+    }
+
+    /// The plan's record: the one a store already holds for this plan, or a new one committed with the plan's
+    /// operations.
+    private func commitOrResume(on point: DataPoint) async throws -> PlanRecord {
+        if let record = try point.model(PlanRecord.self, id: plan.name) {
+            guard record.digest == plan.digest else {
+                throw PlanError(
+                    field: "plan",
+                    message: "the store at \(store.path) already ran a different plan named \"\(plan.name)\", "
+                        + "started \(record.startedAt); give this one another name or another --store")
+            }
+            return record
+        }
+        let (record, operations) = try PlanRecord.operations(of: plan, at: Date())
+        try await point.transaction { transaction in
+            try transaction.upsert(record)
+            transaction.enqueue(operations)
+        }
+        return record
+    }
+
+    /// Draws or prints the run's events until the DataPoint stops, and returns the final tally.
+    private static func report(
+        _ events: CallEventStream, tally: RunTally, json: Bool, broadcast: EventBroadcast
+    ) async -> RunTally {
+        var tally = tally
+        var board = TerminalBoard()
+        if !json { board.draw(tally, force: true) }
+        for await event in events {
+            let call = event.operationID.flatMap { tally.names[$0] }
+            let finished = tally.apply(event)
+            let line = EventLine.json(event, call: call)
+            broadcast.send(line)
+            if json {
+                Output.line(line)
+            } else if let note = TerminalBoard.note(for: event, call: call) {
+                board.note(note, tally)
+            } else if finished {
+                board.draw(tally)
+            }
+        }
+        if !json { board.draw(tally, force: true) }
+        return tally
+    }
+}

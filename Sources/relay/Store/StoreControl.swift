@@ -1,0 +1,77 @@
+import Foundation
+import Relay
+
+/// The commands that change a store: they open it without running anything, make their one change durably, and
+/// close it.
+enum StoreControl {
+    /// Opens the store for one change, with a clear message when a running `relay` holds it.
+    static func withStore<Result>(
+        _ store: URL, _ body: (DataPoint, StoreReader) async throws -> Result
+    ) async throws -> Result {
+        let reader = try StoreReader(store: store)
+        let point: DataPoint
+        do {
+            point = try await PlanRunner.open(store, environment: [:])
+        } catch let error as RelayError where error.code == .storeLocked {
+            throw CommandFailure(
+                message: "the store at \(store.path) is held by a running relay process. "
+                    + "Stop it with Ctrl-C (it resumes when run again), then run this command again; "
+                    + "relay status, list, show and events work while it runs.")
+        }
+        do {
+            let result = try await body(point, reader)
+            await point.shutdown()
+            return result
+        } catch {
+            await point.shutdown()
+            throw error
+        }
+    }
+
+    static func cancel(_ text: String, store: URL) async throws -> ExitStatus {
+        try await withStore(store) { point, reader in
+            let entry = try reader.entry(text)
+            guard try await point.cancel(entry.id) else {
+                Output.error("relay: \(label(entry)) has already finished: \(entry.state.rawValue)")
+                return .failure
+            }
+            Output.line("Cancelled \(label(entry)); operations that depend on it are cancelled with it.")
+            return .success
+        }
+    }
+
+    /// Enqueues a failed or cancelled operation again and, when it is a plan's call, points the plan's record at the
+    /// new operation in the same transaction, so that running the plan again awaits the replay.
+    static func replay(_ text: String, store: URL) async throws -> ExitStatus {
+        try await withStore(store) { point, reader in
+            let entry = try reader.entry(text)
+            guard entry.state == .failed || entry.state == .cancelled else {
+                Output.error("relay: \(label(entry)) is \(entry.state.rawValue); only failed or cancelled ones replay")
+                return .failure
+            }
+            let copy = entry.stored.operation.replayed()
+            var plans = try point.models(PlanRecord.self).filter { plan in
+                plan.calls.contains { $0.operation == entry.id }
+            }
+            for index in plans.indices {
+                for call in plans[index].calls.indices where plans[index].calls[call].operation == entry.id {
+                    plans[index].calls[call].operation = copy.id
+                }
+            }
+            try await point.transaction { transaction in
+                for plan in plans { try transaction.upsert(plan) }
+                transaction.enqueue(copy)
+            }
+            Output.line(
+                "Replayed \(label(entry)) as \(copy.id.uuidString.lowercased()), with the same idempotency key; "
+                    + (plans.isEmpty
+                        ? "it runs the next time relay runs on this store."
+                        : "run the plan again to send it."))
+            return .success
+        }
+    }
+
+    private static func label(_ entry: StoreReader.Entry) -> String {
+        entry.id.uuidString.lowercased() + (entry.name.map { " (\($0))" } ?? "")
+    }
+}

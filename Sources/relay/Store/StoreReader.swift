@@ -1,0 +1,205 @@
+import Foundation
+import Relay
+
+/// What a store holds, read without opening it: it works while a running `relay` holds the store, and changes nothing.
+struct StoreReader {
+    struct Entry {
+        var stored: StoredOperation
+        var name: String?
+        var state: OperationQuery.State
+
+        var id: UUID { stored.operation.id }
+        var sequence: String { stored.operation.sequenceName.rawValue }
+        var call: HTTPCall? { try? HTTPCall(operation: stored.operation) }
+    }
+
+    let store: URL
+    let state: StoredState
+    /// Whether a running `relay` serves the store's events, and so holds it.
+    let isLive: Bool
+    let plans: [PlanRecord]
+    let entries: [Entry]
+
+    init(store: URL) throws {
+        guard
+            FileManager.default.fileExists(atPath: store.appendingPathComponent("journal").path)
+                || FileManager.default.fileExists(atPath: store.appendingPathComponent("snapshot").path)
+        else {
+            throw UsageError(message: "no store at \(store.path); run a plan first, or pass --store DIR")
+        }
+        self.store = store
+        state = try FileStorage.read(at: store)
+        if let connection = EventFollower.connect(to: store) {
+            closeSocket(connection)
+            isLive = true
+        } else {
+            isLive = false
+        }
+        let decoder = JSONDecoder()
+        plans = (state.models[PlanRecord.collection] ?? [:]).values.compactMap {
+            try? decoder.decode(PlanRecord.self, from: $0)
+        }.sorted { $0.startedAt < $1.startedAt }
+        let live = isLive
+        entries = state.operations.map { stored in
+            Entry(
+                stored: stored, name: stored.operation.persistentUserInfo[PlanRecord.callNameKey],
+                state: Self.state(of: stored, live: live))
+        }
+    }
+
+    private static func state(of stored: StoredOperation, live: Bool) -> OperationQuery.State {
+        switch stored.result {
+        case .completed?: .completed
+        case .skipped?: .skipped
+        case .failed?: .failed
+        case .cancelled?: .cancelled
+        case nil: live && stored.attempts > 0 && stored.retryAt == nil ? .running : .pending
+        }
+    }
+
+    func entry(_ text: String) throws -> Entry {
+        let matches = entries.filter {
+            $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) || $0.name == text
+        }
+        guard let entry = matches.last else {
+            throw UsageError(message: "no operation \(text) in \(store.path); relay list shows the known ones")
+        }
+        guard matches.count == 1 || matches.allSatisfy({ $0.name == text }) else {
+            throw UsageError(message: "\(text) matches \(matches.count) operations; give more of the id")
+        }
+        return entry
+    }
+
+    // MARK: - Reports
+
+    func status() -> String {
+        var lines = ["Store \(store.path): " + (isLive ? "a relay process is running on it" : "idle")]
+        for plan in plans {
+            let ids = Set(plan.calls.map(\.operation))
+            let counts = Dictionary(grouping: entries.filter { ids.contains($0.id) }, by: \.state).mapValues(\.count)
+            lines.append(
+                "Plan \(plan.id), started \(plan.startedAt.formatted(date: .abbreviated, time: .standard)): "
+                    + "\(plan.calls.count) calls; " + Self.describe(counts))
+        }
+        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
+        lines.append("Operations: \(entries.count); " + Self.describe(counts))
+        let sequences = Dictionary(grouping: entries, by: \.sequence)
+        for (name, members) in sequences.sorted(by: { $0.key < $1.key }) {
+            let done = members.filter { $0.state.isTerminal }.count
+            lines.append(
+                "  \(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(done)/\(members.count) finished")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func statusJSON() -> String {
+        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
+        return EventLine.encode([
+            "store": store.path, "live": isLive, "operations": entries.count,
+            "states": Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
+            "plans": plans.map { ["name": $0.id, "calls": $0.calls.count] },
+        ])
+    }
+
+    static func describe(_ counts: [OperationQuery.State: Int]) -> String {
+        let parts = OperationQuery.State.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" }
+        }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+
+    func line(_ entry: Entry) -> String {
+        let target =
+            entry.call.map { "\($0.method.rawValue) \($0.url.absoluteString)" } ?? "kind \(entry.stored.operation.kind)"
+        return [
+            entry.id.uuidString.lowercased(), entry.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0),
+            entry.sequence.padding(toLength: 9, withPad: " ", startingAt: 0),
+            (entry.name ?? "-").padding(toLength: 16, withPad: " ", startingAt: 0), target,
+        ].joined(separator: "  ")
+    }
+
+    func json(_ entry: Entry) -> String {
+        var object: [String: Any] = [
+            "id": entry.id.uuidString.lowercased(), "state": entry.state.rawValue, "sequence": entry.sequence,
+            "attempts": entry.stored.attempts,
+            "enqueuedAt": ISO8601DateFormatter().string(from: entry.stored.enqueuedAt),
+        ]
+        object["call"] = entry.name
+        object["method"] = entry.call?.method.rawValue
+        object["url"] = entry.call?.url.absoluteString
+        object["finishedAt"] = entry.stored.finishedAt.map { ISO8601DateFormatter().string(from: $0) }
+        if case .failed(let failure)? = entry.stored.result {
+            object["error"] = failure.reason
+            object["responseStatus"] = failure.response?.status
+        }
+        return EventLine.encode(object)
+    }
+
+    func show(_ entry: Entry) -> String {
+        let stored = entry.stored
+        var lines = [
+            "Operation \(entry.id.uuidString.lowercased())" + (entry.name.map { " (\($0))" } ?? ""),
+            "  state       \(entry.state.rawValue)", "  sequence    \(entry.sequence)",
+            "  kind        \(stored.operation.kind)",
+        ]
+        if let call = entry.call {
+            lines.append("  request     \(call.method.rawValue) \(call.url.absoluteString)")
+            for (name, value) in call.headers.sorted(by: { $0.key < $1.key }) {
+                lines.append("  header      \(name): \(value)")
+            }
+            if let destination = call.destination { lines.append("  download to \(destination.path)") }
+        }
+        for key in stored.operation.persistentUserInfo.keys.sorted()
+        where key.hasPrefix(EnvironmentAuthorizer.userInfoPrefix) {
+            let header = key.dropFirst(EnvironmentAuthorizer.userInfoPrefix.count)
+            lines.append("  secret      \(header) from \(stored.operation.persistentUserInfo[key]!)")
+        }
+        if !stored.operation.dependencies.isEmpty {
+            let names = stored.operation.dependencies.map { id in
+                entries.first { $0.id == id }?.name ?? id.uuidString.lowercased()
+            }
+            lines.append("  depends on  \(names.sorted().joined(separator: ", "))")
+        }
+        lines.append("  attempts    \(stored.attempts) of \(stored.operation.retryPolicy.maximumAttempts)")
+        lines.append("  enqueued    \(stored.enqueuedAt.formatted(date: .abbreviated, time: .standard))")
+        if let started = stored.firstStartedAt {
+            lines.append("  started     \(started.formatted(date: .abbreviated, time: .standard))")
+        }
+        if let retryAt = stored.retryAt {
+            lines.append("  retry at    \(retryAt.formatted(date: .omitted, time: .standard))")
+        }
+        if let finished = stored.finishedAt {
+            lines.append("  finished    \(finished.formatted(date: .abbreviated, time: .standard))")
+        }
+        switch stored.result {
+        case .completed(let data)?: lines.append("  result      \(data.count) bytes")
+        case .failed(let failure)?:
+            lines.append("  last error  \(failure.reason) (\(failure.cause))")
+            if let response = failure.response {
+                lines.append("  response    HTTP \(response.status), \(response.body.count) bytes")
+            }
+        case .cancelled(let reason)?: lines.append("  cancelled   \(reason)")
+        case .skipped?, nil: break
+        }
+        lines.append("  idempotency \(stored.operation.idempotencyKey)")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The store's history as events, oldest first: when each operation was enqueued, first started, and finished.
+    func history() -> [String] {
+        var events: [(Date, [String: Any])] = []
+        for entry in entries {
+            var base: [String: Any] = ["operation": entry.id.uuidString.lowercased(), "sequence": entry.sequence]
+            base["call"] = entry.name
+            events.append((entry.stored.enqueuedAt, base.merging(["event": "enqueued"]) { $1 }))
+            if let started = entry.stored.firstStartedAt {
+                events.append((started, base.merging(["event": "started"]) { $1 }))
+            }
+            if let finished = entry.stored.finishedAt {
+                events.append((finished, base.merging(["event": entry.state.rawValue]) { $1 }))
+            }
+        }
+        return events.sorted { $0.0 < $1.0 }.map { date, object in
+            EventLine.encode(object.merging(["time": ISO8601DateFormatter().string(from: date)]) { $1 })
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The built `relay` command, run as a real child process: its output is collected line by line as it comes, so a
+/// test can wait for a line, signal or kill it, and read its exit status.
+final class CommandProcess: Sendable {
+    private let process: Process
+    private struct Output {
+        var out: [String] = []
+        var err: [String] = []
+        var waiters: [(text: String, continuation: CheckedContinuation<Void, Never>)] = []
+        var ended = false
+    }
+
+    private let output = Mutex(Output())
+    private let readers = DispatchGroup()
+
+    init(_ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = try builtProduct("relay")
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        collect(out.fileHandleForReading, errors: false)
+        collect(err.fileHandleForReading, errors: true)
+    }
+
+    /// Runs `relay` with `arguments` to its end.
+    static func run(
+        _ arguments: [String], in folder: URL, environment: [String: String] = [:]
+    ) async throws -> (status: Int32, out: [String], err: String) {
+        let process = try CommandProcess(arguments, in: folder, environment: environment)
+        let status = await process.exit()
+        return (status, process.out, process.err.joined(separator: "\n"))
+    }
+
+    private func collect(_ handle: FileHandle, errors: Bool) {
+        readers.enter()
+        Thread.detachNewThread { [self] in
+            defer { readers.leave() }
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    append(line, errors: errors)
+                }
+            }
+            if !buffer.isEmpty { append(String(decoding: buffer, as: UTF8.self), errors: errors) }
+            if !errors {
+                let waiters = output.withLock { output in
+                    output.ended = true
+                    defer { output.waiters = [] }
+                    return output.waiters.map(\.continuation)
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+        }
+    }
+
+    private func append(_ line: String, errors: Bool) {
+        let satisfied = output.withLock { output in
+            guard !errors else {
+                output.err.append(line)
+                return [CheckedContinuation<Void, Never>]()
+            }
+            output.out.append(line)
+            let satisfied = output.waiters.filter { line.contains($0.text) }.map(\.continuation)
+            output.waiters.removeAll { line.contains($0.text) }
+            return satisfied
+        }
+        for waiter in satisfied { waiter.resume() }
+    }
+
+    /// Returns once standard output has a line that contains `text`, or has ended.
+    func waitForOutput(containing text: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = output.withLock { output in
+                guard !output.ended, !output.out.contains(where: { $0.contains(text) }) else { return true }
+                output.waiters.append((text, continuation))
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    var out: [String] { output.withLock { $0.out } }
+    var err: [String] { output.withLock { $0.err } }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Waits until the process exits and its output has been read whole; returns its exit status.
+    func exit() async -> Int32 {
+        let status = await exitStatus(of: process)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            readers.notify(queue: .global()) { continuation.resume() }
+        }
+        return status
+    }
+
+    /// Sends a signal: SIGINT as Ctrl-C does, or SIGKILL as a crash.
+    func send(_ signal: Int32) {
+        _ = kill(process.processIdentifier, signal)
+    }
+}
