@@ -140,12 +140,16 @@ struct RelayCommandRunTests {
             let store = folder.url.appendingPathComponent("store")
             var kills: [(requests: Int, completed: Set<String>)] = []
             for _ in 0..<10 {
+                var next = server.requests.count + 1
                 let child = try CommandProcess(["run", plan, "--store", store.path], in: folder.url)
                 for _ in 0..<3 {
-                    await server.waitForRequests(server.requests.count + 1)
+                    await server.waitForRequests(next)
+                    // Counted before the release, so that the next wait is for a request that has not come yet:
+                    // with every request in flight held, none would.
+                    next = server.requests.count + 1
                     server.releaseStalled()
                 }
-                await server.waitForRequests(server.requests.count + 1)
+                await server.waitForRequests(next)
                 child.send(SIGKILL)
                 _ = await child.exit()
                 server.releaseStalled()
