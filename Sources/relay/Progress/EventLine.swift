@@ -5,7 +5,7 @@ import Relay
 enum EventLine {
     static func json(_ event: CallEvent, call: String?) -> String {
         var object: [String: Any] = [
-            "event": name(of: event.kind), "number": event.sequenceNumber,
+            "event": event.kind.name, "number": event.sequenceNumber,
             "time": ISO8601DateFormatter().string(from: event.date),
         ]
         object["operation"] = event.operationID?.uuidString
@@ -41,27 +41,6 @@ enum EventLine {
     static func encode(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
-    }
-
-    static func name(of kind: CallEvent.Kind) -> String {
-        switch kind {
-        case .enqueued: "enqueued"
-        case .started: "started"
-        case .attemptEnded: "attemptEnded"
-        case .completed: "completed"
-        case .skipped: "skipped"
-        case .retryScheduled: "retryScheduled"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        case .held: "held"
-        case .suspended: "suspended"
-        case .resumed: "resumed"
-        case .offline: "offline"
-        case .online: "online"
-        case .modelChanged: "modelChanged"
-        case .dropped: "dropped"
-        case .recovered: "recovered"
-        }
     }
 }
 
