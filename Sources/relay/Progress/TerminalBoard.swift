@@ -55,12 +55,17 @@ struct TerminalBoard {
             return "  ↻ \(name): attempt \(attempt) failed (\(reason)); retrying in \(delay)"
         case .failed(let failure, _): return "  ✗ \(name) failed: \(failure)"
         case .cancelled(let reason, _): return "  ✗ \(name) cancelled: \(reason)"
-        case .offline(let destination, let reason): return "  ⚡ \(destination) is offline (\(reason)); probing"
-        case .online(let destination, _): return "  ✓ \(destination) is back online"
+        case .offline(let destination, let reason):
+            return "  ⚡ \(sequence(of: event))\(destination) is offline (\(reason)); probing it"
+        case .online(let destination, _): return "  ✓ \(sequence(of: event))\(destination) is back online"
         case .recovered(let report) where report.operationsRecovered > 0:
             return "  ⟳ resumed: \(report.operationsRecovered) operations recovered from the store"
         default: return nil
         }
+    }
+
+    private static func sequence(of event: CallEvent) -> String {
+        event.sequenceName.map { "\($0.rawValue): " } ?? ""
     }
 
     /// The summary at the end of a run.
@@ -79,7 +84,9 @@ struct TerminalBoard {
                 "  run time p50 \(p50.readableSeconds), p90 \(p90.readableSeconds), p99 \(p99.readableSeconds)")
         }
         if tally.retries > 0 || tally.offlinePeriods > 0 {
-            lines.append("  \(tally.retries) retries, \(tally.offlinePeriods) offline periods")
+            lines.append(
+                "  \(tally.retries) \(tally.retries == 1 ? "retry" : "retries"), \(tally.offlinePeriods) offline "
+                    + (tally.offlinePeriods == 1 ? "period" : "periods"))
         }
         for failure in tally.failures.prefix(10) { lines.append("  ✗ \(failure.call): \(failure.reason)") }
         if interrupted { lines.append("  Run the same command again to resume where it stopped.") }

@@ -55,6 +55,8 @@ struct EnvironmentAuthorizer: RequestAuthorizer {
         let braced = index < text.endIndex && text[index] == "{"
         if braced { index = text.index(after: index) }
         let start = index
+        // A name starts with a letter or an underscore, as in a shell: `$5` is five dollars.
+        guard index < text.endIndex, text[index].isLetter || text[index] == "_" else { return (nil, index) }
         while index < text.endIndex, text[index].isLetter || text[index].isNumber || text[index] == "_" {
             index = text.index(after: index)
         }

@@ -22,191 +22,176 @@ func objects(_ lines: [String]) -> [[String: Any]] {
     lines.compactMap { line in try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] }
 }
 
+/// The built `relay` command, run as child processes one test at a time, so that the processes of one test never
+/// compete with another's for the cores.
+@Suite("The relay command", .serialized, .timeLimit(.minutes(3)))
+struct RelayCommandTests {}
+
 /// `relay run` as a user runs it: the built command as a child process, against real HTTP on 127.0.0.1.
-@Suite("The relay command runs plans", .timeLimit(.minutes(2)))
-struct RelayCommandRunTests {
-    @Test("relay run: a plan completes in dependency order; secret headers are sent and never stored")
-    func planCompletes() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.setDefault("/catalog", .json(#"{"items": 2}"#))
-        server.setDefault("/orders", .json(#"{"order": 7}"#, status: 201))
-        server.setDefault("/receipt", .zeros(count: 4096))
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                """
-                {"name": "shop", "sequences": [{"name": "api", "bunchSize": 2}], "calls": [
-                  {"name": "catalog", "url": "\(server.url("/catalog"))", "sequence": "api"},
-                  {"name": "order", "method": "POST", "url": "\(server.url("/orders"))", "body": "{\\"sku\\": 7}",
-                   "headers": {"Content-Type": "application/json"},
-                   "secretHeaders": {"Authorization": "Bearer ${SHOP_TOKEN}"}, "dependsOn": ["catalog"]},
-                  {"name": "receipt", "url": "\(server.url("/receipt"))", "download": "out/receipt.bin",
-                   "dependsOn": ["order"]}
-                ]}
-                """, in: folder)
-            let store = folder.url.appendingPathComponent("store")
-            let run = try await CommandProcess.run(
-                ["run", plan, "--store", store.path], in: folder.url, environment: ["SHOP_TOKEN": "tok-51ec2e7"])
-            #expect(run.status == 0, "\(run.err)")
-            let paths = server.requests.map(\.path)
-            #expect(paths == ["/catalog", "/orders", "/receipt"])
-            #expect(server.requests(to: "/orders").first?.header("Authorization") == "Bearer tok-51ec2e7")
-            let summary = try #require(objects(run.out).last)
-            #expect(summary["event"] as? String == "summary")
-            #expect(summary["completed"] as? Int == 3)
-            let receipt = try Data(contentsOf: folder.url.appendingPathComponent("out/receipt.bin"))
-            #expect(receipt.count == 4096)
-            for file in try FileManager.default.contentsOfDirectory(atPath: store.path) {
-                let bytes = (try? Data(contentsOf: store.appendingPathComponent(file))) ?? Data()
-                #expect(bytes.range(of: Data("tok-51ec2e7".utf8)) == nil, "the secret was written to \(file)")
+extension RelayCommandTests {
+    @Suite("runs plans")
+    struct Run {
+        @Test("relay run: a plan completes in dependency order; secret headers are sent and never stored")
+        func planCompletes() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/catalog", .json(#"{"items": 2}"#))
+            server.setDefault("/orders", .json(#"{"order": 7}"#, status: 201))
+            server.setDefault("/receipt", .zeros(count: 4096))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    """
+                    {"name": "shop", "sequences": [{"name": "api", "bunchSize": 2}], "calls": [
+                      {"name": "catalog", "url": "\(server.url("/catalog"))", "sequence": "api"},
+                      {"name": "order", "method": "POST", "url": "\(server.url("/orders"))", "body": "{\\"sku\\": 7}",
+                       "headers": {"Content-Type": "application/json"},
+                       "secretHeaders": {"Authorization": "Bearer ${SHOP_TOKEN}"}, "dependsOn": ["catalog"]},
+                      {"name": "receipt", "url": "\(server.url("/receipt"))", "download": "out/receipt.bin",
+                       "dependsOn": ["order"]}
+                    ]}
+                    """, in: folder)
+                let store = folder.url.appendingPathComponent("store")
+                let run = try await CommandProcess.run(
+                    ["run", plan, "--store", store.path], in: folder.url, environment: ["SHOP_TOKEN": "tok-51ec2e7"])
+                #expect(run.status == 0, "\(run.err)")
+                let paths = server.requests.map(\.path)
+                #expect(paths == ["/catalog", "/orders", "/receipt"])
+                #expect(server.requests(to: "/orders").first?.header("Authorization") == "Bearer tok-51ec2e7")
+                let summary = try #require(objects(run.out).last)
+                #expect(summary["event"] as? String == "summary")
+                #expect(summary["completed"] as? Int == 3)
+                let receipt = try Data(contentsOf: folder.url.appendingPathComponent("out/receipt.bin"))
+                #expect(receipt.count == 4096)
+                for file in try FileManager.default.contentsOfDirectory(atPath: store.path) {
+                    let bytes = (try? Data(contentsOf: store.appendingPathComponent(file))) ?? Data()
+                    #expect(bytes.range(of: Data("tok-51ec2e7".utf8)) == nil, "the secret was written to \(file)")
+                }
             }
         }
-    }
 
-    @Test("relay run: a failed call exits 1 and names it; its dependents are cancelled")
-    func failedCallExitsOne() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.setDefault("/charge", .status(402, "no funds"))
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                """
-                {"calls": [{"name": "charge", "method": "POST", "url": "\(server.url("/charge"))"},
-                           {"name": "ship", "method": "POST", "url": "\(server.url("/ship"))", "dependsOn": ["charge"]}]}
-                """, in: folder)
-            let run = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
-            #expect(run.status == 1)
-            let events = objects(run.out)
-            #expect(events.contains { $0["event"] as? String == "failed" && $0["call"] as? String == "charge" })
-            #expect(events.contains { $0["event"] as? String == "cancelled" && $0["call"] as? String == "ship" })
-            #expect(server.requests(to: "/ship").isEmpty)
-            #expect(events.last?["failed"] as? Int == 1)
-        }
-    }
-
-    @Test("relay run: a bad plan exits 2 with a message that names the field, and touches no store")
-    func badPlans() async throws {
-        let url = "http://127.0.0.1:9/x"
-        let cases: [(plan: String, field: String)] = [
-            (#"{"calls": [{"name": "a"}]}"#, "calls[0].url"),
-            (#"{"calls": [{"name": "a", "url": "\#(url)", "retries": 3}]}"#, "calls[0].retries"),
-            (#"{"calls": [{"name": "a", "url": "ftp://host/x"}]}"#, "calls[0].url"),
-            (#"{"calls": [{"name": "a", "url": "\#(url)", "method": "FETCH"}]}"#, "calls[0].method"),
-            (#"{"calls": [{"name": "a", "url": "\#(url)", "dependsOn": ["b"]}]}"#, "calls[0].dependsOn[0]"),
-            (
-                #"{"calls": [{"name": "a", "url": "\#(url)", "dependsOn": ["b"]}, {"name": "b", "url": "\#(url)", "dependsOn": ["a"]}]}"#,
-                "dependsOn"
-            ),
-            (
-                #"{"calls": [{"name": "a", "url": "\#(url)", "headers": {"Authorization": "x"}}]}"#,
-                "headers.Authorization"
-            ),
-            (
-                #"{"calls": [{"name": "a", "url": "\#(url)", "secretHeaders": {"X-Key": "$RELAY_TEST_UNSET_73"}}]}"#,
-                "secretHeaders.X-Key"
-            ),
-            (#"{"calls": [{"name": "a", "url": "\#(url)", "retry": {"attempts": 0}}]}"#, "calls[0].retry.attempts"),
-            (#"{"calls": [{"name": "a", "url": "\#(url)"}, {"name": "a", "url": "\#(url)"}]}"#, "calls[1].name"),
-            (#"{"sequences": [{"name": "s", "bunchSize": 0}], "calls": []}"#, "sequences[0].bunchSize"),
-            (#"{"calls": [}"#, "plan"),
-        ]
-        try await withTemporaryFolder { folder in
-            for (index, testCase) in cases.enumerated() {
-                let plan = try writePlan(testCase.plan, in: folder, named: "plan\(index).json")
+        @Test("relay run: a failed call exits 1 and names it; its dependents are cancelled")
+        func failedCallExitsOne() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/charge", .status(402, "no funds"))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    """
+                    {"calls": [{"name": "charge", "method": "POST", "url": "\(server.url("/charge"))"},
+                               {"name": "ship", "method": "POST", "url": "\(server.url("/ship"))", "dependsOn": ["charge"]}]}
+                    """, in: folder)
                 let run = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
-                #expect(run.status == 2, "\(testCase.plan)")
-                #expect(run.err.contains(testCase.field), "\(run.err) does not name \(testCase.field)")
+                #expect(run.status == 1)
+                let events = objects(run.out)
+                #expect(events.contains { $0["event"] as? String == "failed" && $0["call"] as? String == "charge" })
+                #expect(events.contains { $0["event"] as? String == "cancelled" && $0["call"] as? String == "ship" })
+                #expect(server.requests(to: "/ship").isEmpty)
+                #expect(events.last?["failed"] as? Int == 1)
             }
-            #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("s").path))
         }
-    }
 
-    @Test("relay run: after each of ten SIGKILLs mid-plan, running it again sends no call that had completed")
-    func resumesAfterKills() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        let count = 96
-        // Each request waits until the test releases it, so that each run gets exactly as far as the test lets it.
-        for index in 0..<count {
-            server.setDefault("/items/\(index)", LoopbackServer.Reply.json("{}").heldUntilReleased())
-        }
-        try await withTemporaryFolder { folder in
-            let calls = (0..<count).map { index in
-                #"{"name": "item-\#(index)", "method": "POST", "url": "\#(server.url("/items/\(index)"))", "sequence": "work"}"#
+        @Test("relay run: a bad plan exits 2 with a message that names the field, and touches no store")
+        func badPlan() async throws {
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    #"{"calls": [{"name": "a", "url": "http://127.0.0.1:9/x", "retries": 3}]}"#, in: folder)
+                let run = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(run.status == 2)
+                #expect(run.err.contains("plan.json: calls[0].retries: is not a field of calls[0]"), "\(run.err)")
+                #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("s").path))
             }
-            let plan = try writePlan(
-                #"{"sequences": [{"name": "work", "bunchSize": 2}], "calls": [\#(calls.joined(separator: ","))]}"#,
-                in: folder)
-            let store = folder.url.appendingPathComponent("store")
-            var kills: [(requests: Int, completed: Set<String>)] = []
-            for _ in 0..<10 {
-                var next = server.requests.count + 1
-                let child = try CommandProcess(["run", plan, "--store", store.path], in: folder.url)
-                for _ in 0..<3 {
+        }
+
+        @Test("relay run: after each of ten SIGKILLs mid-plan, running it again sends no call that had completed")
+        func resumesAfterKills() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            let count = 96
+            // Each request waits until the test releases it, so that each run gets exactly as far as the test lets it.
+            for index in 0..<count {
+                server.setDefault("/items/\(index)", LoopbackServer.Reply.json("{}").heldUntilReleased())
+            }
+            try await withTemporaryFolder { folder in
+                let calls = (0..<count).map { index in
+                    #"{"name": "item-\#(index)", "method": "POST", "url": "\#(server.url("/items/\(index)"))", "sequence": "work"}"#
+                }
+                let plan = try writePlan(
+                    #"{"sequences": [{"name": "work", "bunchSize": 2}], "calls": [\#(calls.joined(separator: ","))]}"#,
+                    in: folder)
+                let store = folder.url.appendingPathComponent("store")
+                var kills: [(requests: Int, completed: Set<String>)] = []
+                for _ in 0..<10 {
+                    var next = server.requests.count + 1
+                    let child = try CommandProcess(["run", plan, "--store", store.path], in: folder.url)
+                    for _ in 0..<3 {
+                        await server.waitForRequests(next)
+                        // Counted before the release, so that the next wait is for a request that has not come yet:
+                        // with every request in flight held, none would.
+                        next = server.requests.count + 1
+                        server.releaseStalled()
+                    }
                     await server.waitForRequests(next)
-                    // Counted before the release, so that the next wait is for a request that has not come yet:
-                    // with every request in flight held, none would.
-                    next = server.requests.count + 1
+                    child.send(SIGKILL)
+                    _ = await child.exit()
                     server.releaseStalled()
+                    let completed = try FileStorage.read(at: store).operations.filter {
+                        if case .completed = $0.result { return true } else { return false }
+                    }
+                    kills.append(
+                        (
+                            server.requests.count,
+                            Set(completed.compactMap { $0.operation.persistentUserInfo["relay.call"] })
+                        )
+                    )
                 }
-                await server.waitForRequests(next)
-                child.send(SIGKILL)
-                _ = await child.exit()
-                server.releaseStalled()
-                let completed = try FileStorage.read(at: store).operations.filter {
-                    if case .completed = $0.result { return true } else { return false }
+                for index in 0..<count { server.setDefault("/items/\(index)", .json("{}")) }
+                let last = try await CommandProcess.run(["run", plan, "--store", store.path], in: folder.url)
+                #expect(last.status == 0, "\(last.err)")
+                #expect(kills.count == 10)
+                // Each run completed more before its kill, and none finished the plan.
+                #expect(zip(kills, kills.dropFirst()).allSatisfy { $0.completed.isStrictSubset(of: $1.completed) })
+                #expect(kills.last!.completed.count < count)
+                let requests = server.requests
+                for kill in kills {
+                    for request in requests[kill.requests...] {
+                        let name = "item-" + request.path.split(separator: "/").last!
+                        #expect(!kill.completed.contains(name), "\(name) completed before a kill and was sent again")
+                    }
                 }
-                kills.append(
-                    (server.requests.count, Set(completed.compactMap { $0.operation.persistentUserInfo["relay.call"] }))
-                )
+                #expect(Set(requests.map(\.path)).count == count)
+                let state = try FileStorage.read(at: store)
+                #expect(state.operations.count == count)
+                #expect(state.operations.allSatisfy { if case .completed = $0.result { true } else { false } })
             }
-            for index in 0..<count { server.setDefault("/items/\(index)", .json("{}")) }
-            let last = try await CommandProcess.run(["run", plan, "--store", store.path], in: folder.url)
-            #expect(last.status == 0, "\(last.err)")
-            #expect(kills.count == 10)
-            // Each run completed more before its kill, and none finished the plan.
-            #expect(zip(kills, kills.dropFirst()).allSatisfy { $0.completed.isStrictSubset(of: $1.completed) })
-            #expect(kills.last!.completed.count < count)
-            let requests = server.requests
-            for kill in kills {
-                for request in requests[kill.requests...] {
-                    let name = "item-" + request.path.split(separator: "/").last!
-                    #expect(!kill.completed.contains(name), "\(name) completed before a kill and was sent again")
-                }
-            }
-            #expect(Set(requests.map(\.path)).count == count)
-            let state = try FileStorage.read(at: store)
-            #expect(state.operations.count == count)
-            #expect(state.operations.allSatisfy { if case .completed = $0.result { true } else { false } })
         }
-    }
 
-    @Test("relay run: Ctrl-C lets the running call finish and stops; the same command resumes the rest")
-    func interruptAndResume() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
-        server.setDefault("/next", .json("{}"))
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                """
-                {"calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
-                           {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
-                """, in: folder)
-            let child = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
-            await server.waitForRequests(1)
-            child.send(SIGINT)
-            await child.waitForOutput(containing: #""stopping""#)
-            server.releaseStalled()
-            #expect(await child.exit() == 130)
-            #expect(server.requests(to: "/next").isEmpty)
-            #expect(objects(child.out).last?["interrupted"] as? Bool == true)
+        @Test("relay run: Ctrl-C lets the running call finish and stops; the same command resumes the rest")
+        func interruptAndResume() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
+            server.setDefault("/next", .json("{}"))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    """
+                    {"calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
+                               {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
+                    """, in: folder)
+                let child = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
+                await server.waitForRequests(1)
+                child.send(SIGINT)
+                await child.waitForOutput(containing: #""stopping""#)
+                server.releaseStalled()
+                #expect(await child.exit() == 130)
+                #expect(server.requests(to: "/next").isEmpty)
+                #expect(objects(child.out).last?["interrupted"] as? Bool == true)
 
-            let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
-            #expect(resumed.status == 0, "\(resumed.err)")
-            #expect(server.requests(to: "/slow").count == 1)
-            #expect(server.requests(to: "/next").count == 1)
-            #expect(objects(resumed.out).last?["finishedEarlier"] as? Int == 1)
+                let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(resumed.status == 0, "\(resumed.err)")
+                #expect(server.requests(to: "/slow").count == 1)
+                #expect(server.requests(to: "/next").count == 1)
+                #expect(objects(resumed.out).last?["finishedEarlier"] as? Int == 1)
+            }
         }
     }
 }

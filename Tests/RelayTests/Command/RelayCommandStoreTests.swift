@@ -10,144 +10,147 @@ import Testing
 #endif
 
 /// The relay command's other subcommands: reading a store, held or not, changing one, help, and the demo.
-@Suite("The relay command reads and changes stores", .timeLimit(.minutes(2)))
-struct RelayCommandStoreTests {
-    @Test("relay status, list, show and events read a store that a running relay holds; cancel says what to do")
-    func heldStore() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
-        server.setDefault("/next", .json("{}"))
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                """
-                {"name": "held", "calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
-                  {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
-                """, in: folder)
-            let runner = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
-            await server.waitForRequests(1)
+extension RelayCommandTests {
+    @Suite("reads and changes stores")
+    struct Store {
+        @Test("relay status, list, show and events read a store that a running relay holds; cancel says what to do")
+        func heldStore() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
+            server.setDefault("/next", .json("{}"))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    """
+                    {"name": "held", "calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
+                      {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
+                    """, in: folder)
+                let runner = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
+                await server.waitForRequests(1)
 
-            let status = try await CommandProcess.run(["status", "--store", "s"], in: folder.url)
-            #expect(status.status == 0, "\(status.err)")
-            #expect(status.out.first?.contains("a relay process is running on it") == true)
-            #expect(status.out.contains { $0.hasPrefix("Plan held") && $0.contains("2 calls") })
-            let list = try await CommandProcess.run(["list", "--store", "s", "--json"], in: folder.url)
-            #expect(objects(list.out).compactMap { $0["call"] as? String } == ["slow", "next"])
-            let show = try await CommandProcess.run(["show", "next", "--store", "s"], in: folder.url)
-            #expect(show.out.contains { $0.contains("depends on  slow") })
+                let status = try await CommandProcess.run(["status", "--store", "s"], in: folder.url)
+                #expect(status.status == 0, "\(status.err)")
+                #expect(status.out.first?.contains("a relay process is running on it") == true)
+                #expect(status.out.contains { $0.hasPrefix("Plan held") && $0.contains("2 calls") })
+                let list = try await CommandProcess.run(["list", "--store", "s", "--json"], in: folder.url)
+                #expect(objects(list.out).compactMap { $0["call"] as? String } == ["slow", "next"])
+                let show = try await CommandProcess.run(["show", "next", "--store", "s"], in: folder.url)
+                #expect(show.out.contains { $0.contains("depends on  slow") })
 
-            let cancel = try await CommandProcess.run(["cancel", "next", "--store", "s"], in: folder.url)
-            #expect(cancel.status == 1)
-            #expect(cancel.err.contains("held by a running relay process"))
-            #expect(cancel.err.contains("Ctrl-C"))
+                let cancel = try await CommandProcess.run(["cancel", "next", "--store", "s"], in: folder.url)
+                #expect(cancel.status == 1)
+                #expect(cancel.err.contains("held by a running relay process"))
+                #expect(cancel.err.contains("Ctrl-C"))
 
-            let follower = try CommandProcess(["events", "--follow", "--store", "s"], in: folder.url)
-            await follower.waitForOutput(containing: #""following""#)
-            server.releaseStalled()
-            #expect(await runner.exit() == 0)
-            #expect(await follower.exit() == 0)
-            let followed = objects(follower.out)
-            #expect(followed.contains { $0["event"] as? String == "completed" && $0["call"] as? String == "next" })
+                let follower = try CommandProcess(["events", "--follow", "--store", "s"], in: folder.url)
+                await follower.waitForOutput(containing: #""following""#)
+                server.releaseStalled()
+                #expect(await runner.exit() == 0)
+                #expect(await follower.exit() == 0)
+                let followed = objects(follower.out)
+                #expect(followed.contains { $0["event"] as? String == "completed" && $0["call"] as? String == "next" })
 
-            let history = try await CommandProcess.run(["events", "--store", "s"], in: folder.url)
-            #expect(objects(history.out).filter { $0["event"] as? String == "completed" }.count == 2)
-            let after = try await CommandProcess.run(["events", "--follow", "--store", "s"], in: folder.url)
-            #expect(after.status == 1)
-            #expect(after.err.contains("no relay process is running"))
-        }
-    }
-
-    @Test("relay replay sends a failed call again with its idempotency key; the plan then completes")
-    func replayFailedCall() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.script("/charge", [.status(402, "no funds")])
-        server.setDefault("/charge", .json(#"{"paid": true}"#))
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                #"{"calls": [{"name": "charge", "method": "POST", "url": "\#(server.url("/charge"))"}]}"#, in: folder)
-            let failed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
-            #expect(failed.status == 1)
-            let show = try await CommandProcess.run(["show", "charge", "--store", "s"], in: folder.url)
-            #expect(show.out.contains { $0.contains("response    HTTP 402") })
-
-            let replay = try await CommandProcess.run(["replay", "charge", "--store", "s"], in: folder.url)
-            #expect(replay.status == 0, "\(replay.err)")
-            let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
-            #expect(resumed.status == 0, "\(resumed.err)")
-            let keys = server.requests(to: "/charge").map { $0.header("Idempotency-Key") }
-            #expect(keys.count == 2)
-            #expect(keys[0] != nil && keys[0] == keys[1])
-
-            let list = try await CommandProcess.run(["list", "--store", "s", "--json"], in: folder.url)
-            #expect(objects(list.out).compactMap { $0["state"] as? String } == ["failed", "completed"])
-            let again = try await CommandProcess.run(["replay", "charge", "--store", "s"], in: folder.url)
-            #expect(again.status == 1)
-            #expect(again.err.contains("only failed or cancelled ones replay"))
-        }
-    }
-
-    @Test("relay cancel ends a pending call of a store that no process holds, and its dependents with it")
-    func cancelPendingCall() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.setDefault("/first", .stall)
-        try await withTemporaryFolder { folder in
-            let plan = try writePlan(
-                """
-                {"calls": [{"name": "first", "url": "\(server.url("/first"))"},
-                  {"name": "second", "url": "\(server.url("/second"))", "dependsOn": ["first"]},
-                  {"name": "third", "url": "\(server.url("/third"))", "dependsOn": ["second"]}]}
-                """, in: folder)
-            let runner = try CommandProcess(["run", plan, "--store", "s"], in: folder.url)
-            await server.waitForRequests(1)
-            runner.send(SIGKILL)
-            _ = await runner.exit()
-
-            let cancel = try await CommandProcess.run(["cancel", "second", "--store", "s"], in: folder.url)
-            #expect(cancel.status == 0, "\(cancel.err)")
-            let list = try await CommandProcess.run(["list", "--store", "s", "--state", "cancelled"], in: folder.url)
-            #expect(list.out.count == 2)
-            #expect(server.requests(to: "/second").isEmpty)
-            let unknown = try await CommandProcess.run(["cancel", "nothing", "--store", "s"], in: folder.url)
-            #expect(unknown.status == 2)
-        }
-    }
-
-    @Test("relay: every subcommand has --help; unknown commands and options exit 2")
-    func help() async throws {
-        try await withTemporaryFolder { folder in
-            try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
-            for command in ["run", "status", "list", "show", "replay", "cancel", "events", "demo"] {
-                let help = try await CommandProcess.run([command, "--help"], in: folder.url)
-                #expect(help.status == 0)
-                #expect(help.out.contains { $0.hasPrefix("Usage: relay \(command)") }, "\(command)")
+                let history = try await CommandProcess.run(["events", "--store", "s"], in: folder.url)
+                #expect(objects(history.out).filter { $0["event"] as? String == "completed" }.count == 2)
+                let after = try await CommandProcess.run(["events", "--follow", "--store", "s"], in: folder.url)
+                #expect(after.status == 1)
+                #expect(after.err.contains("no relay process is running"))
             }
-            let overview = try await CommandProcess.run(["--help"], in: folder.url)
-            #expect(overview.out.contains { $0.hasPrefix("  demo") })
-            let unknown = try await CommandProcess.run(["launch"], in: folder.url)
-            #expect(unknown.status == 2)
-            #expect(unknown.err.contains("there is no command launch"))
-            let option = try await CommandProcess.run(["status", "--stor", "x"], in: folder.url)
-            #expect(option.status == 2)
-            #expect(option.err.contains("no option --stor"))
-            let missing = try await CommandProcess.run(["run"], in: folder.url)
-            #expect(missing.status == 2)
-            #expect(missing.err.contains("PLAN.json"))
         }
-    }
 
-    @Test("relay demo: real HTTP with a Retry-After, an offline period and recovery, every call completed")
-    func demo() async throws {
-        try await withTemporaryFolder { folder in
-            try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
-            let run = try await CommandProcess.run(["demo", "--json", "--store", "demo"], in: folder.url)
-            #expect(run.status == 0, "\(run.err)")
-            let events = objects(run.out)
-            let kinds = Set(events.compactMap { $0["event"] as? String })
-            #expect(kinds.isSuperset(of: ["started", "retryScheduled", "offline", "online", "completed", "summary"]))
-            #expect(events.last?["completed"] as? Int == 15)
-            #expect(events.contains { ($0["reason"] as? String)?.contains("503") == true })
+        @Test("relay replay sends a failed call again with its idempotency key; the plan then completes")
+        func replayFailedCall() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.script("/charge", [.status(402, "no funds")])
+            server.setDefault("/charge", .json(#"{"paid": true}"#))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    #"{"calls": [{"name": "charge", "method": "POST", "url": "\#(server.url("/charge"))"}]}"#,
+                    in: folder)
+                let failed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(failed.status == 1)
+                let show = try await CommandProcess.run(["show", "charge", "--store", "s"], in: folder.url)
+                #expect(show.out.contains { $0.contains("response    HTTP 402") })
+
+                let replay = try await CommandProcess.run(["replay", "charge", "--store", "s"], in: folder.url)
+                #expect(replay.status == 0, "\(replay.err)")
+                let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(resumed.status == 0, "\(resumed.err)")
+                let keys = server.requests(to: "/charge").map { $0.header("Idempotency-Key") }
+                #expect(keys.count == 2)
+                #expect(keys[0] != nil && keys[0] == keys[1])
+
+                let list = try await CommandProcess.run(["list", "--store", "s", "--json"], in: folder.url)
+                #expect(objects(list.out).compactMap { $0["state"] as? String } == ["failed", "completed"])
+                let again = try await CommandProcess.run(["replay", "charge", "--store", "s"], in: folder.url)
+                #expect(again.status == 1)
+                #expect(again.err.contains("only failed or cancelled ones replay"))
+            }
+        }
+
+        @Test("relay cancel ends a pending call of a store that no process holds, and its dependents with it")
+        func cancelPendingCall() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/first", .stall)
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    """
+                    {"calls": [{"name": "first", "url": "\(server.url("/first"))"},
+                      {"name": "second", "url": "\(server.url("/second"))", "dependsOn": ["first"]},
+                      {"name": "third", "url": "\(server.url("/third"))", "dependsOn": ["second"]}]}
+                    """, in: folder)
+                let runner = try CommandProcess(["run", plan, "--store", "s"], in: folder.url)
+                await server.waitForRequests(1)
+                runner.send(SIGKILL)
+                _ = await runner.exit()
+
+                let cancel = try await CommandProcess.run(["cancel", "second", "--store", "s"], in: folder.url)
+                #expect(cancel.status == 0, "\(cancel.err)")
+                let list = try await CommandProcess.run(
+                    ["list", "--store", "s", "--state", "cancelled"], in: folder.url)
+                #expect(list.out.count == 2)
+                let data = try await CommandProcess.run(["list", "--sequence", "data", "--store", "s"], in: folder.url)
+                #expect(data.out.count == 3)
+                let none = try await CommandProcess.run(
+                    ["list", "--sequence", "uploads", "--store", "s"], in: folder.url)
+                #expect(none.out.isEmpty)
+                #expect(server.requests(to: "/second").isEmpty)
+                let unknown = try await CommandProcess.run(["cancel", "nothing", "--store", "s"], in: folder.url)
+                #expect(unknown.status == 2)
+            }
+        }
+
+        @Test("relay: --help prints a command's usage; an unknown command or option exits 2")
+        func help() async throws {
+            try await withTemporaryFolder { folder in
+                try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+                let help = try await CommandProcess.run(["list", "--help"], in: folder.url)
+                #expect(help.status == 0)
+                #expect(help.out.contains { $0.hasPrefix("Usage: relay list") })
+                let unknown = try await CommandProcess.run(["launch"], in: folder.url)
+                #expect(unknown.status == 2)
+                #expect(unknown.err.contains("there is no command launch"))
+                let option = try await CommandProcess.run(["status", "--stor", "x"], in: folder.url)
+                #expect(option.status == 2)
+                #expect(option.err.contains("no option --stor"))
+            }
+        }
+
+        @Test("relay demo: real HTTP with a Retry-After, an offline period and recovery, every call completed")
+        func demo() async throws {
+            try await withTemporaryFolder { folder in
+                try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+                let run = try await CommandProcess.run(["demo", "--json", "--store", "demo"], in: folder.url)
+                #expect(run.status == 0, "\(run.err)")
+                let events = objects(run.out)
+                let kinds = Set(events.compactMap { $0["event"] as? String })
+                #expect(
+                    kinds.isSuperset(of: ["started", "retryScheduled", "offline", "online", "completed", "summary"]))
+                #expect(events.last?["completed"] as? Int == 15)
+                #expect(events.contains { ($0["reason"] as? String)?.contains("503") == true })
+            }
         }
     }
 }
