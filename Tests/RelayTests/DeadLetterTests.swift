@@ -170,4 +170,45 @@ struct DeadLetterTests {
         // Only finished operations are purged: the unfinished one named by mistake stays.
         #expect(replay.state().operations.map(\.operation.id) == [kept.id])
     }
+
+    @Test("S16: a cancelled operation keeps its last attempt's error and response, in memory and across a restart")
+    func cancelledKeepsLastFailure() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/orders", .status(503, "down for maintenance"))
+        let slowRetry = RetryPolicy(initialDelay: .seconds(3600), jitter: .none)
+        let order = try CallOperation.http(HTTPCall(method: .post, url: server.url("/orders")), retryPolicy: slowRetry)
+        try await withTemporaryFolder { folder in
+            let configuration = DataPoint.Configuration(shutdownGracePeriod: .zero)
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
+                let events = point.events()
+                try await point.enqueue(order)
+                for await event in events where event.kind.isRetryScheduled && event.operationID == order.id { break }
+                #expect(try await point.cancel(order.id))
+                let status = try #require(point.status(of: order.id))
+                #expect(status.state == .finished(.cancelled(.requested)))
+                #expect(status.lastFailure?.response?.status == 503)
+                #expect(status.lastFailure?.response?.rawString == "down for maintenance")
+                #expect(status.lastFailure?.attempts == 1)
+            }
+            try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
+                let status = try #require(try point.operations(.deadLetters()).statuses.first)
+                #expect(status.id == order.id)
+                #expect(status.lastFailure?.response?.status == 503)
+                #expect(status.lastFailure?.reason.contains("503") == true)
+            }
+            // The snapshot that a compaction writes keeps it too.
+            var state = try FileStorage.read(at: folder.url)
+            #expect(state.operations.first?.lastFailure?.response?.status == 503)
+            state.operations.append(
+                StoredOperation(operation: CallOperation(kind: .echo), snapshot: 9, enqueuedAt: Date()))
+            var writer = ByteWriter()
+            RecordCodec.encode(state, into: &writer)
+            let decoded = try writer.bytes.withUnsafeBytes { bytes in
+                var reader = ByteReader(bytes)
+                return try RecordCodec.decodeState(from: &reader)
+            }
+            #expect(decoded.operations.map(\.lastFailure) == state.operations.map(\.lastFailure))
+        }
+    }
 }

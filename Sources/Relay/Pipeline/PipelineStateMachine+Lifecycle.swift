@@ -168,6 +168,7 @@ extension PipelineStateMachine {
             if let result = entry.result {
                 settle(record, .success(result))
             }
+            if let failure = entry.lastFailure { lastFailures[number] = failure }
             graph[number].mayWaitForTime = timers.restore(
                 number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
             restored.append(number)

@@ -138,7 +138,9 @@ extension PipelineStateMachine {
         timers.retry(slot, at: retryAt)
         graph[slot].mayWaitForTime = true
         let id = graph[slot].record.operation.id
-        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt))) }
+        let failure = CallFailure(reason: reason, attempts: attempts, response: response)
+        lastFailures[slot] = failure
+        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt), failure: failure)) }
         publish(
             .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
             operation: id,

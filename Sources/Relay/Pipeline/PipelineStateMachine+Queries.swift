@@ -45,7 +45,8 @@ extension PipelineStateMachine {
             snapshot: entry.snapshot,
             state: state,
             attempts: Int(entry.attempts),
-            metrics: metrics(of: slot)
+            metrics: metrics(of: slot),
+            lastFailure: lastFailures.isEmpty ? nil : lastFailures[slot]
         )
     }
 

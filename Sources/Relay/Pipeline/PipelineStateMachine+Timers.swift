@@ -156,6 +156,7 @@ extension PipelineStateMachine {
         }
         timers.forget(slot)
         if !reports.isEmpty { reports[slot] = nil }
+        if !lastFailures.isEmpty { lastFailures[slot] = nil }
         // The first operation to wait for its slot to be vacated may bring the timer loop's sweep forward.
         if !graph.hasRemoved { effects.signals += timers.rearm(before: retention.nextVacate) }
         graph.remove(slot)

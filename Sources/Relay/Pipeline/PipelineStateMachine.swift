@@ -109,6 +109,8 @@ struct PipelineStateMachine: Sendable {
     var retention: Retention
     /// The last attempt's figures of each operation whose executor reports; kept aside so other slots stay small.
     var reports: [Int32: AttemptFigures] = [:]
+    /// The failure of the last attempt that asked for a retry, by slot; kept aside, since few operations have one.
+    var lastFailures: [Int32: CallFailure] = [:]
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()

@@ -60,6 +60,11 @@ public struct CallStatus: Sendable, Hashable {
     public let attempts: Int
     /// Timing so far.
     public let metrics: CallMetrics
+    /// Why its last attempt that asked for a retry did not succeed, with the response, if any.
+    ///
+    /// It stays after the operation ends, so that a cancelled dead letter still says why its attempts failed; a
+    /// failed operation's own ``CallFailure`` is in its ``state``.
+    public let lastFailure: CallFailure?
 }
 
 extension CallStatus: CustomStringConvertible {

@@ -54,7 +54,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         /// The operations enqueued by one call, in call order, all with `snapshot` set.
         case commit(snapshot: UInt64, operations: [CallOperation], at: Date)
         case started(UUID, attempt: Int, at: Date)
-        case retryScheduled(UUID, attempt: Int, at: Date)
+        /// An attempt ended and another is scheduled; `failure` is why the attempt did not succeed, if recorded.
+        case retryScheduled(UUID, attempt: Int, at: Date, failure: CallFailure?)
         case interrupted(UUID, at: Date)
         /// The operation has `attempts` attempts after one was given back.
         case attemptReturned(UUID, attempts: Int)
@@ -96,7 +97,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     /// The operation the record is about; `nil` for commits, which may hold many, and for sequences.
     public var operationID: UUID? {
         switch change {
-        case .started(let id, _, _), .retryScheduled(let id, _, _), .interrupted(let id, _),
+        case .started(let id, _, _), .retryScheduled(let id, _, _, _), .interrupted(let id, _),
             .attemptReturned(let id, _), .finished(let id, _, _), .held(let id, _, _):
             id
         case .commit, .sequenceConfigured, .suspensionChanged, .models, .purged:
@@ -191,8 +192,8 @@ extension StorageRecord {
         Self(.started(id, attempt: attempt, at: date))
     }
 
-    static func retryScheduled(_ id: UUID, attempt: Int, at date: Date) -> Self {
-        Self(.retryScheduled(id, attempt: attempt, at: date))
+    static func retryScheduled(_ id: UUID, attempt: Int, at date: Date, failure: CallFailure? = nil) -> Self {
+        Self(.retryScheduled(id, attempt: attempt, at: date, failure: failure))
     }
 
     static func interrupted(_ id: UUID, at date: Date) -> Self {

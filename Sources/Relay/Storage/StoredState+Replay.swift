@@ -105,11 +105,12 @@ extension StoredState {
                     entry.firstStartedAt = entry.firstStartedAt ?? date
                     entry.retryAt = nil
                 }
-            case .retryScheduled(let id, let attempt, let date):
+            case .retryScheduled(let id, let attempt, let date, let failure):
                 running.remove(id)
                 update(id) { entry in
                     entry.attempts = max(entry.attempts, attempt)
                     entry.retryAt = date
+                    if let failure { entry.lastFailure = failure }
                 }
             case .interrupted(let id, _):
                 running.remove(id)

@@ -59,6 +59,9 @@ public struct StoredOperation: Sendable {
     public var retryAt: Date?
     /// Its holds by context (`nil` is the default context).
     public var holds: [String?: Date]
+    /// The failure of its last attempt that asked for a retry, with its response, if any: kept after a cancellation
+    /// too, so that a dead letter says why its attempts failed.
+    public var lastFailure: CallFailure?
 
     /// Creates a stored operation.
     ///
@@ -72,6 +75,7 @@ public struct StoredOperation: Sendable {
     ///   - finishedAt: When it finished.
     ///   - retryAt: When its next attempt may start.
     ///   - holds: Its holds by context.
+    ///   - lastFailure: The failure of its last attempt that asked for a retry.
     public init(
         operation: CallOperation,
         snapshot: UInt64,
@@ -81,7 +85,8 @@ public struct StoredOperation: Sendable {
         result: CallResult? = nil,
         finishedAt: Date? = nil,
         retryAt: Date? = nil,
-        holds: [String?: Date] = [:]
+        holds: [String?: Date] = [:],
+        lastFailure: CallFailure? = nil
     ) {
         self.operation = operation
         self.operation.snapshot = snapshot
@@ -92,6 +97,7 @@ public struct StoredOperation: Sendable {
         self.finishedAt = finishedAt
         self.retryAt = retryAt
         self.holds = holds
+        self.lastFailure = lastFailure
     }
 }
 

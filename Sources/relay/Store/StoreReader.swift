@@ -127,7 +127,7 @@ struct StoreReader {
         object["method"] = entry.call?.method.rawValue
         object["url"] = entry.call?.url.absoluteString
         object["finishedAt"] = entry.stored.finishedAt.map { ISO8601DateFormatter().string(from: $0) }
-        if case .failed(let failure)? = entry.stored.result {
+        if let failure = Self.lastFailure(of: entry.stored) {
             object["error"] = failure.reason
             object["responseStatus"] = failure.response?.status
         }
@@ -172,16 +172,26 @@ struct StoreReader {
         }
         switch stored.result {
         case .completed(let data)?: lines.append("  result      \(data.count) bytes")
-        case .failed(let failure)?:
+        case .cancelled(let reason)?: lines.append("  cancelled   \(reason)")
+        case .failed?, .skipped?, nil: break
+        }
+        if let failure = Self.lastFailure(of: stored) {
             lines.append("  last error  \(failure.reason) (\(failure.cause))")
             if let response = failure.response {
                 lines.append("  response    HTTP \(response.status), \(response.body.count) bytes")
             }
-        case .cancelled(let reason)?: lines.append("  cancelled   \(reason)")
-        case .skipped?, nil: break
         }
         lines.append("  idempotency \(stored.operation.idempotencyKey)")
         return lines.joined(separator: "\n")
+    }
+
+    /// The failure a failed operation ended with, or else the last failed attempt of one that has not succeeded.
+    static func lastFailure(of stored: StoredOperation) -> CallFailure? {
+        switch stored.result {
+        case .failed(let failure)?: failure
+        case .completed?, .skipped?: nil
+        case .cancelled?, nil: stored.lastFailure
+        }
     }
 
     /// The store's history as events, oldest first: when each operation was enqueued, first started, and finished.

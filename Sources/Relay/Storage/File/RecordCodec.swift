@@ -17,6 +17,8 @@ enum RecordCodec {
         case attemptReturned
         case models
         case purged
+        /// A retry scheduled after a failure that the record keeps, from version 6.
+        case retryScheduledAfterFailure
     }
 
     // MARK: - Records
@@ -34,11 +36,12 @@ enum RecordCodec {
             writer.uuid(id)
             writer.int(attempt)
             writer.date(date)
-        case .retryScheduled(let id, let attempt, let date):
-            writer.byte(Tag.retryScheduled.rawValue)
+        case .retryScheduled(let id, let attempt, let date, let failure):
+            writer.byte((failure == nil ? Tag.retryScheduled : Tag.retryScheduledAfterFailure).rawValue)
             writer.uuid(id)
             writer.int(attempt)
             writer.date(date)
+            if let failure { encode(.failed(failure), into: &writer) }
         case .interrupted(let id, let date):
             writer.byte(Tag.interrupted.rawValue)
             writer.uuid(id)
@@ -91,7 +94,12 @@ enum RecordCodec {
         case .started:
             return .started(try reader.uuid(), attempt: try reader.counter(), at: try reader.date())
         case .retryScheduled:
-            return .retryScheduled(try reader.uuid(), attempt: try reader.counter(), at: try reader.date())
+            return .retryScheduled(
+                try reader.uuid(), attempt: try reader.counter(), at: try reader.date(), failure: nil)
+        case .retryScheduledAfterFailure:
+            return .retryScheduled(
+                try reader.uuid(), attempt: try reader.counter(), at: try reader.date(),
+                failure: try decodeFailure(from: &reader))
         case .interrupted:
             return .interrupted(try reader.uuid(), at: try reader.date())
         case .attemptReturned:
@@ -249,6 +257,12 @@ enum RecordCodec {
         }
     }
 
+    /// A failure written as a failed result.
+    static func decodeFailure(from reader: inout ByteReader) throws(ByteReader.Malformed) -> CallFailure {
+        guard case .failed(let failure) = try decodeResult(from: &reader) else { throw ByteReader.Malformed() }
+        return failure
+    }
+
     // MARK: - Snapshots
 
     static func encode(_ state: StoredState, into writer: inout ByteWriter) {
@@ -277,6 +291,17 @@ enum RecordCodec {
             }
         }
         encode(state.models, into: &writer)
+        let failures = state.operations.enumerated().compactMap { index, entry in
+            entry.lastFailure.map { (index, $0) }
+        }
+        // Written only when there are any, after the collections, written then even when there are none.
+        guard !failures.isEmpty else { return }
+        if state.models.isEmpty { writer.varint(0) }
+        writer.varint(UInt64(failures.count))
+        for (index, failure) in failures {
+            writer.varint(UInt64(index))
+            encode(.failed(failure), into: &writer)
+        }
     }
 
     static func decodeState(from reader: inout ByteReader) throws(ByteReader.Malformed) -> StoredState {
@@ -324,6 +349,14 @@ enum RecordCodec {
         }
         // Models follow from version 5; an earlier snapshot ends here.
         if !reader.isAtEnd { state.models = try decodeCollections(from: &reader) }
+        // Operations' last failures follow from version 6, by their place among the operations.
+        if !reader.isAtEnd {
+            for _ in 0..<(try reader.count()) {
+                let index = try reader.varint()
+                guard index < UInt64(state.operations.count) else { throw ByteReader.Malformed() }
+                state.operations[Int(index)].lastFailure = try decodeFailure(from: &reader)
+            }
+        }
         return state
     }
 }

@@ -18,7 +18,8 @@ import Foundation
 /// Version 3 adds a failure that keeps its last response (a result tag of its own), which version 2 cannot read;
 /// version 4 a failure that keeps its cause (another tag), which version 3 cannot read; version 5 a document's models
 /// (a record of a transaction's model changes, and the collections after a snapshot's operations); version 6 a record
-/// of finished operations purged before their retention passed.
+/// of finished operations purged before their retention passed, a retry record that keeps the failure it follows,
+/// and, after a snapshot's collections, the last failures of its operations.
 ///
 /// Stores of an earlier version open unchanged: opening one folds it into a snapshot and journal of this version.
 enum StoreFormat {
