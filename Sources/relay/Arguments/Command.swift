@@ -97,7 +97,10 @@ enum Command: String, CaseIterable, Sendable {
                 environment: ProcessInfo.processInfo.environment
             ).run()
         case .demo:
-            return try await Demo(store: store, json: json || !Output.isTerminal).run()
+            return try await Demo(
+                store: store, storeName: arguments.value(CommandSpec.store) ?? defaultStore,
+                json: json || !Output.isTerminal
+            ).run()
         case .status:
             let reader = try StoreReader(store: store)
             Output.line(json ? reader.statusJSON() : reader.status())

@@ -6,6 +6,8 @@ import RelayTesting
 /// newcomer sees progress, retries, an offline period and recovery on real HTTP in a few seconds.
 struct Demo {
     var store: URL
+    /// The store as the command line named it, for the lines that tell what to run next.
+    var storeName: String
     var json: Bool
 
     /// The secret the demo's order call sends; the store keeps only the variable's name.
@@ -24,7 +26,7 @@ struct Demo {
                 Relay demo: \(plan.calls.count) HTTP calls to a local server at \(server.baseURL.absoluteString), \
                 which answers one with a 503 and Retry-After, drops one connection, answers one slowly, and goes \
                 down for a second and a half midway.
-                Store: \(store.path) (afterwards: relay status --store \(store.path))
+                Store: \(storeName) (afterwards: relay status --store \(storeName))
 
                 """)
         }

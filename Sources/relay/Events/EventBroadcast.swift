@@ -62,6 +62,9 @@ final class EventBroadcast: Sendable {
     /// The socket of the store in `folder`.
     static func socketPath(of folder: URL) -> String { folder.appendingPathComponent("events.sock").path }
 
+    /// Whether any follower listens, so that a run builds lines for them only then.
+    var hasFollowers: Bool { state.withLock { !$0.followers.isEmpty } }
+
     /// Sends a line to every follower, dropping those that are gone.
     func send(_ line: String) {
         let bytes = Array((line + "\n").utf8)

@@ -6,7 +6,7 @@ enum EventLine {
     static func json(_ event: CallEvent, call: String?) -> String {
         var object: [String: Any] = [
             "event": event.kind.name, "number": event.sequenceNumber,
-            "time": ISO8601DateFormatter().string(from: event.date),
+            "time": event.date.formatted(.iso8601),
         ]
         object["operation"] = event.operationID?.uuidString
         object["call"] = call
@@ -22,7 +22,7 @@ enum EventLine {
             object["status"] = metrics.httpStatus
         case .retryScheduled(let attempt, let at, let reason):
             object["attempt"] = attempt
-            object["retryAt"] = ISO8601DateFormatter().string(from: at)
+            object["retryAt"] = at.formatted(.iso8601)
             object["reason"] = reason
         case .failed(let failure, _):
             object["reason"] = failure.reason

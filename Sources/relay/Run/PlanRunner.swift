@@ -10,9 +10,10 @@ struct PlanRunner: Sendable {
     var json: Bool
     var environment: [String: String]
 
-    /// Keeps what a run did long enough for `relay status` and `relay list` to show it, and failures for a week.
+    /// Keeps what a run did, failures included, for 30 days, so that `relay status` and `relay list` show it and
+    /// a plan run again within them knows how each of its calls ended.
     static let configuration = DataPoint.Configuration(
-        retention: .seconds(30 * 86_400), shutdownGracePeriod: .seconds(5))
+        retention: .seconds(30 * 86_400), deadLetterRetention: .seconds(30 * 86_400), shutdownGracePeriod: .seconds(5))
 
     /// Opens the store without starting anything, with the plan's executor and model.
     static func open(_ store: URL, environment: [String: String]) async throws -> DataPoint {
@@ -62,7 +63,7 @@ struct PlanRunner: Sendable {
             if case .finished(let result) = point.status(of: entry.operation)?.state {
                 finishedEarlier[entry.operation] = result
             } else if point.status(of: entry.operation) == nil {
-                // Forgotten after its retention: it finished long ago.
+                // Forgotten once its 30 days of retention passed, however it ended: counted as done, not sent again.
                 finishedEarlier[entry.operation] = .skipped
             }
         }
@@ -120,11 +121,13 @@ struct PlanRunner: Sendable {
         for await event in events {
             let call = event.operationID.flatMap { tally.names[$0] }
             let finished = tally.apply(event)
-            let line = EventLine.json(event, call: call)
-            broadcast.send(line)
-            if json {
-                Output.line(line)
-            } else if let note = TerminalBoard.note(for: event, call: call) {
+            if json || broadcast.hasFollowers {
+                let line = EventLine.json(event, call: call)
+                broadcast.send(line)
+                if json { Output.line(line) }
+            }
+            guard !json else { continue }
+            if let note = TerminalBoard.note(for: event, call: call) {
                 board.note(note, tally)
             } else if finished {
                 board.draw(tally)

@@ -121,12 +121,12 @@ struct StoreReader {
         var object: [String: Any] = [
             "id": entry.id.uuidString.lowercased(), "state": entry.state.rawValue, "sequence": entry.sequence,
             "attempts": entry.stored.attempts,
-            "enqueuedAt": ISO8601DateFormatter().string(from: entry.stored.enqueuedAt),
+            "enqueuedAt": entry.stored.enqueuedAt.formatted(.iso8601),
         ]
         object["call"] = entry.name
         object["method"] = entry.call?.method.rawValue
         object["url"] = entry.call?.url.absoluteString
-        object["finishedAt"] = entry.stored.finishedAt.map { ISO8601DateFormatter().string(from: $0) }
+        object["finishedAt"] = entry.stored.finishedAt.map { $0.formatted(.iso8601) }
         if let failure = Self.lastFailure(of: entry.stored) {
             object["error"] = failure.reason
             object["responseStatus"] = failure.response?.status
@@ -209,7 +209,7 @@ struct StoreReader {
             }
         }
         return events.sorted { $0.0 < $1.0 }.map { date, object in
-            EventLine.encode(object.merging(["time": ISO8601DateFormatter().string(from: date)]) { $1 })
+            EventLine.encode(object.merging(["time": date.formatted(.iso8601)]) { $1 })
         }
     }
 }
