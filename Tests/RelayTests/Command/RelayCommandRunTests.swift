@@ -38,6 +38,7 @@ extension RelayCommandTests {
             server.setDefault("/catalog", .json(#"{"items": 2}"#))
             server.setDefault("/orders", .json(#"{"order": 7}"#, status: 201))
             server.setDefault("/receipt", .zeros(count: 4096))
+            server.setDefault("/attachments", .status(201))
             try await withTemporaryFolder { folder in
                 let plan = try writePlan(
                     """
@@ -47,19 +48,23 @@ extension RelayCommandTests {
                        "headers": {"Content-Type": "application/json"},
                        "secretHeaders": {"Authorization": "Bearer ${SHOP_TOKEN}"}, "dependsOn": ["catalog"]},
                       {"name": "receipt", "url": "\(server.url("/receipt"))", "download": "out/receipt.bin",
-                       "dependsOn": ["order"]}
+                       "dependsOn": ["order"]},
+                      {"name": "attach", "method": "PUT", "url": "\(server.url("/attachments"))",
+                       "bodyFile": "attachment.txt", "dependsOn": ["receipt"]}
                     ]}
                     """, in: folder)
+                try Data("attached".utf8).write(to: folder.url.appendingPathComponent("attachment.txt"))
                 let store = folder.url.appendingPathComponent("store")
                 let run = try await CommandProcess.run(
                     ["run", plan, "--store", store.path], in: folder.url, environment: ["SHOP_TOKEN": "tok-51ec2e7"])
                 #expect(run.status == 0, "\(run.err)")
                 let paths = server.requests.map(\.path)
-                #expect(paths == ["/catalog", "/orders", "/receipt"])
+                #expect(paths == ["/catalog", "/orders", "/receipt", "/attachments"])
+                #expect(server.requests(to: "/attachments").first?.body == Data("attached".utf8))
                 #expect(server.requests(to: "/orders").first?.header("Authorization") == "Bearer tok-51ec2e7")
                 let summary = try #require(objects(run.out).last)
                 #expect(summary["event"] as? String == "summary")
-                #expect(summary["completed"] as? Int == 3)
+                #expect(summary["completed"] as? Int == 4)
                 let receipt = try Data(contentsOf: folder.url.appendingPathComponent("out/receipt.bin"))
                 #expect(receipt.count == 4096)
                 for file in try FileManager.default.contentsOfDirectory(atPath: store.path) {

@@ -37,6 +37,10 @@ extension RelayCommandTests {
                 let show = try await CommandProcess.run(["show", "next", "--store", "s"], in: folder.url)
                 #expect(show.out.contains { $0.contains("depends on  slow") })
 
+                let second = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(second.status == 1)
+                #expect(second.err.contains("held by another relay process"))
+
                 let cancel = try await CommandProcess.run(["cancel", "next", "--store", "s"], in: folder.url)
                 #expect(cancel.status == 1)
                 #expect(cancel.err.contains("held by a running relay process"))
