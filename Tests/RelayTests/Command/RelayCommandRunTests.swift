@@ -92,6 +92,15 @@ extension RelayCommandTests {
                 #expect(events.contains { $0["event"] as? String == "cancelled" && $0["call"] as? String == "ship" })
                 #expect(server.requests(to: "/ship").isEmpty)
                 #expect(events.last?["failed"] as? Int == 1)
+
+                // The same plan changed is refused on this store, which ran the plan as it was.
+                let changed = try writePlan(
+                    #"{"calls": [{"name": "charge", "method": "PUT", "url": "\#(server.url("/charge"))"}]}"#, in: folder
+                )
+                let refused = try await CommandProcess.run(["run", changed, "--store", "s"], in: folder.url)
+                #expect(refused.status == 2)
+                #expect(refused.err.contains("already ran a different plan named \"plan\""), "\(refused.err)")
+                #expect(server.requests(to: "/charge").count == 1)
             }
         }
 
