@@ -17,6 +17,18 @@ func writePlan(_ json: String, in folder: TemporaryFolder, named name: String = 
     return file.path
 }
 
+/// A server whose `/slow` answers only when the test releases it, and a plan whose `next` call waits for `slow`.
+func slowThenNextPlan(_ server: LoopbackServer, in folder: TemporaryFolder, name: String? = nil) throws -> String {
+    server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
+    server.setDefault("/next", .json("{}"))
+    let named = name.map { #""name": "\#($0)", "# } ?? ""
+    return try writePlan(
+        """
+        {\(named)"calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
+          {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
+        """, in: folder)
+}
+
 /// The JSON objects of a run's output lines.
 func objects(_ lines: [String]) -> [[String: Any]] {
     lines.compactMap { line in try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] }
@@ -183,14 +195,8 @@ extension RelayCommandTests {
         func interruptAndResume() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
-            server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
-            server.setDefault("/next", .json("{}"))
             try await withTemporaryFolder { folder in
-                let plan = try writePlan(
-                    """
-                    {"calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
-                               {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
-                    """, in: folder)
+                let plan = try slowThenNextPlan(server, in: folder)
                 let child = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
                 await server.waitForRequests(1)
                 child.send(SIGINT)

@@ -17,14 +17,8 @@ extension RelayCommandTests {
         func heldStore() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
-            server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
-            server.setDefault("/next", .json("{}"))
             try await withTemporaryFolder { folder in
-                let plan = try writePlan(
-                    """
-                    {"name": "held", "calls": [{"name": "slow", "url": "\(server.url("/slow"))"},
-                      {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
-                    """, in: folder)
+                let plan = try slowThenNextPlan(server, in: folder, name: "held")
                 let runner = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
                 await server.waitForRequests(1)
 
