@@ -79,7 +79,7 @@ extension DataPoint {
     /// them, are gone from memory and, once the store folds its journal, from disk.
     ///
     /// ```swift
-    /// let deadLetters = try point.operations(OperationQuery(states: [.failed, .cancelled], limit: 500))
+    /// let deadLetters = try point.operations(.deadLetters(limit: 500))
     /// try await point.purge(deadLetters.statuses.map(\.id))
     /// ```
     ///
@@ -98,7 +98,7 @@ extension DataPoint {
     /// its retention passes (see ``purge(_:)-(Sequence<UUID>)``).
     ///
     /// ```swift
-    /// try await point.purge(OperationQuery(states: [.failed], sequence: "webhooks"))
+    /// try await point.purge(matching: OperationQuery(states: [.failed], sequence: "webhooks"))
     /// ```
     ///
     /// - Parameter query: The states, sequence and kind to purge, every terminal state when it names none; its page is
