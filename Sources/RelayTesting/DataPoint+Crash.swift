@@ -15,8 +15,8 @@ extension DataPoint {
     /// the folder again.
     ///
     /// ```swift
-    /// let reopened = try await DataPoint.crashAndReopen(at: folder, prepare: { $0.register(executor, for: "send") }) {
-    ///     point in
+    /// let prepare: (DataPoint) -> Void = { $0.register(executor, for: "send") }
+    /// let reopened = try await DataPoint.crashAndReopen(at: folder, prepare: prepare) { point in
     ///     try await point.enqueue(CallOperation(kind: "send"))
     /// }
     /// #expect(reopened.recoveryReport?.operationsRecovered == 1)

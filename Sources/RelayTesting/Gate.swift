@@ -4,7 +4,11 @@ import Synchronization
 ///
 /// ```swift
 /// let gate = Gate()
-/// point.register(ClosureExecutor { _, _ in await gate.wait(); return .completed(Data()) }, for: "slow")
+/// point.register(
+///     ClosureExecutor { _, _ in
+///         await gate.wait()
+///         return .completed(Data())
+///     }, for: "slow")
 /// // ... enqueue, then check that the operation runs ...
 /// await gate.waitForArrivals(1)
 /// gate.open()

@@ -32,10 +32,13 @@ private final class MediumStorage: Storage {
     }
 
     func open() async throws -> StoredState {
-        var replay = StoredState.Replay()
-        for frame in medium.frames.withLock({ $0 }) {
-            for encoded in frame { replay.apply(try StorageRecord(encoded: encoded)) }
-        }
+        try await open(retention: RetentionPolicy())
+    }
+
+    func open(retention: RetentionPolicy) async throws -> StoredState {
+        let journal = medium.frames.withLock { $0.joined() }
+        var replay = StoredState.Replay(retention: retention)
+        for encoded in journal { replay.apply(try StorageRecord(encoded: encoded)) }
         return replay.state()
     }
 

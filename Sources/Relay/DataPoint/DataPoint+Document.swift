@@ -114,7 +114,8 @@ extension DataPoint {
     /// buffer (see ``events(bufferSize:)``, whose sequence numbers it shares).
     ///
     /// ```swift
-    /// for await event in try point.changes(of: Order.self) {
+    /// let changes = try point.changes(of: Order.self)
+    /// for await event in changes {
     ///     if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
     ///         print(order)
     ///     }

@@ -9,7 +9,7 @@ extension DataPoint {
     /// operations start at once. An operation that was known already keeps its own schedule.
     ///
     /// ```swift
-    /// let reminder = CallOperation.http(HTTPCall(method: .post, url: reminders))
+    /// let reminder = try CallOperation.http(HTTPCall(method: .post, url: reminders))
     /// try await point.enqueue([reminder], at: renewal.addingTimeInterval(-86_400))
     /// ```
     ///

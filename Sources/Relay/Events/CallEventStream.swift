@@ -10,7 +10,8 @@ import Foundation
 ///   and events arrive in the order the transitions happened: an event a subscriber sees survives a crash.
 ///
 /// ```swift
-/// for await event in point.events() {
+/// let events = point.events()
+/// for await event in events {
 ///     print(event.sequenceNumber, event.kind)
 /// }
 /// ```

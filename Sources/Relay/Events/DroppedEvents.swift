@@ -6,8 +6,10 @@ import Foundation
 /// waiting:
 ///
 /// ```swift
+/// let events = point.events()
+/// let handles = try await point.enqueue(operations)
 /// var remaining = Set(handles.map(\.id))
-/// for await event in point.events() {
+/// for await event in events {
 ///     if event.kind.isTerminal, let id = event.operationID { remaining.remove(id) }
 ///     if case .dropped(let dropped) = event.kind {
 ///         remaining.subtract(dropped.finished)

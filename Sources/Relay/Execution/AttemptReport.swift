@@ -7,7 +7,8 @@ import Foundation
 /// last report on the operation's ``CallMetrics``.
 ///
 /// ```swift
-/// for await event in try await point.events(for: handle.id) {
+/// let events = try point.events(for: handle.id)
+/// for await event in events {
 ///     if case .attemptEnded(let report) = event.kind {
 ///         print(report.attempt, report.response?.status ?? 0, report.error ?? "")
 ///     }

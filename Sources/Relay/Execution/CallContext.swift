@@ -69,9 +69,8 @@ public struct CallContext: Sendable, Hashable {
     /// its place.
     ///
     /// ```swift
-    /// guard let reply = try await context.withTimeout(.seconds(5), { try await client.send(request) }) else {
-    ///     return .retry(reason: "no reply within 5 seconds")
-    /// }
+    /// let reply = try await context.withTimeout(.seconds(5)) { try await client.send(request) }
+    /// guard let reply else { return .retry(reason: "no reply within 5 seconds") }
     /// ```
     ///
     /// Every attempt's deadline waits on the DataPoint's one timer loop, so a thousand calls in flight cost no

@@ -49,7 +49,7 @@ extension CallExecutor {
 /// An executor made from a closure.
 ///
 /// ```swift
-/// await point.register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: "echo")
+/// point.register(ClosureExecutor { operation, _ in .completed(operation.payload) }, for: "echo")
 /// ```
 public struct ClosureExecutor: CallExecutor {
     private let body: @Sendable (CallOperation, CallContext) async throws -> CallOutcome

@@ -9,7 +9,8 @@ extension DataPoint {
     ///
     /// ```swift
     /// try await point.upsertCallSequence(CallSequence(name: "webhooks", bunchSize: 32))
-    /// let response = try await point.execute(HTTPCall(url: hook, body: .data(payload)), on: "webhooks")
+    /// let call = HTTPCall(method: .post, url: hook, body: .data(payload))
+    /// let response = try await point.execute(call, on: "webhooks")
     /// print(response.status, response.rawString)
     /// ```
     ///

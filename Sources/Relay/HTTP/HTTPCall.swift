@@ -4,12 +4,12 @@ import Foundation
 ///
 /// Wrap it in an operation with ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``
 /// or run it at once with ``DataPoint/execute(_:on:retryPolicy:)``. The call is stored with the operation, so it holds no
-/// credentials: a ``RequestAuthorizer`` adds them at send time.
+/// credentials: a ``RequestAuthorizer`` adds them at send time. Here `api` is the service's base URL:
 ///
 /// ```swift
 /// let call = HTTPCall(
 ///     method: .post,
-///     url: URL(string: "https://api.example.com/orders")!,
+///     url: api.appending(path: "orders"),
 ///     headers: ["Content-Type": "application/json"],
 ///     body: .data(Data(#"{"sku": "A-1"}"#.utf8)),
 ///     timeout: .milliseconds(300)

@@ -3,7 +3,7 @@ import Foundation
 /// A snapshot of one operation's state, as the pipeline sees it at the moment of the query.
 ///
 /// ```swift
-/// if let status = await point.status(of: id), case .pending(let waiting) = status.state {
+/// if let status = point.status(of: id), case .pending(let waiting) = status.state {
 ///     print("waiting for", waiting)
 /// }
 /// ```

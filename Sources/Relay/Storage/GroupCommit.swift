@@ -27,12 +27,16 @@ public protocol GroupCommitWriter<Batch>: Sendable {
 /// fill the next while it is in flight. Under load, one write and one sync cover many transitions, so a store's
 /// throughput is bound by its writes per second, not its transitions per second.
 ///
+/// A store whose writer's batch is a list of frames, each the encoded records of one call to ``Storage/append(_:)``,
+/// holds a `GroupCommit` as `commits`, and its two writing calls are:
+///
 /// ```swift
-/// let commits = GroupCommit(writer: myJournal, empty: Data())
 /// func append(_ records: [StorageRecord]) -> StorageTicket {
-///     commits.append(transitions: records.count) { batch in
-///         for record in records { batch.append(record.encoded()) }
-///     }
+///     commits.append(transitions: 1) { $0.append(records.map { $0.encoded() }) }
+/// }
+///
+/// func waitUntilDurable(_ ticket: StorageTicket) async throws {
+///     try await commits.waitUntilDurable(ticket)
 /// }
 /// ```
 public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {

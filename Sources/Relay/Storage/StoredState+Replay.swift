@@ -10,9 +10,11 @@ extension StoredState {
     /// Given the DataPoint's ``RetentionPolicy``, it forgets finished operations as soon as the policy lets them go, so
     /// that folding a long journal holds about what the DataPoint holds, not every operation the journal names.
     ///
+    /// A store that keeps each record as ``StorageRecord/encoded()`` wrote it, in `journal`, opens with:
+    ///
     /// ```swift
-    /// var replay = StoredState.Replay(from: snapshot, retention: RetentionPolicy())
-    /// for record in journal { replay.apply(record) }
+    /// var replay = StoredState.Replay(retention: retention)
+    /// for encoded in journal { replay.apply(try StorageRecord(encoded: encoded)) }
     /// return replay.state()
     /// ```
     public struct Replay: Sendable {

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// Keeps the documentation's code true: every Swift snippet of the README and of the DocC articles must appear in a
-/// test source, line for line and in order (indentation aside, and with other lines between allowed), so that it is
-/// compiled with the tests; most also run there.
+/// Keeps the documentation's code true: every Swift snippet of the README, of the DocC articles and of the doc comments
+/// in the sources must appear in a test source, line for line and in order (indentation aside, and with other lines
+/// between allowed), so that it is compiled with the tests; most also run there.
 @Suite("Documentation snippets")
 struct SnippetTests {
     private static let root = URL(fileURLWithPath: #filePath)
@@ -12,10 +12,23 @@ struct SnippetTests {
 
     /// The Swift snippets of a Markdown file: each fenced block marked `swift`, with the line it starts on.
     static func snippets(in file: URL) throws -> [(line: Int, lines: [String])] {
+        try snippets(inLines: String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n"))
+    }
+
+    /// The Swift snippets of a source file's doc comments, with the line each starts on.
+    static func docCommentSnippets(in file: URL) throws -> [(line: Int, lines: [String])] {
+        let lines = try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n").map { line in
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return trimmed.hasPrefix("///") ? String(trimmed.dropFirst(3)) : ""
+        }
+        return snippets(inLines: lines)
+    }
+
+    private static func snippets(inLines text: [String]) -> [(line: Int, lines: [String])] {
         var snippets: [(Int, [String])] = []
         var current: [String]?
         var start = 0
-        for (number, line) in try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n").enumerated() {
+        for (number, line) in text.enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if current == nil, trimmed == "```swift" {
                 current = []
@@ -37,29 +50,56 @@ struct SnippetTests {
         return matched
     }
 
+    /// The Swift files under a folder of the package.
+    private static func swiftFiles(under folder: String) throws -> [URL] {
+        let url = root.appendingPathComponent(folder)
+        let enumerator = try #require(FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil))
+        return enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
+    }
+
+    /// The test sources, each as its lines without indentation or blank lines.
+    private static func testSources() throws -> [[String]] {
+        try swiftFiles(under: "Tests").map { file in
+            try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+
+    /// Expects each snippet in one of the sources; returns how many it checked.
+    private static func expectInTests(
+        _ snippets: [(line: Int, lines: [String])], of file: URL, sources: [[String]]
+    ) -> Int {
+        for (line, snippet) in snippets {
+            let best = sources.map { matchedPrefix(of: snippet, in: $0) }.max() ?? 0
+            #expect(
+                best == snippet.count,
+                "\(file.lastPathComponent):\(line): no test holds this snippet; the first line missing is \"\(snippet[min(best, snippet.count - 1)])\""
+            )
+        }
+        return snippets.count
+    }
+
     @Test("every Swift snippet of the README and the articles is compiled, line for line, in a test source")
     func snippetsAreInTests() throws {
         let articles = try FileManager.default.contentsOfDirectory(
             at: Self.root.appendingPathComponent("Docs.docc"), includingPropertiesForKeys: nil
         ).filter { $0.pathExtension == "md" }
         let documents = [Self.root.appendingPathComponent("README.md")] + articles.sorted { $0.path < $1.path }
-        let tests = Self.root.appendingPathComponent("Tests")
-        let enumerator = try #require(FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil))
-        let sources = try enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.map { file in
-            try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n")
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
+        let sources = try Self.testSources()
         var count = 0
         for document in documents {
-            for (line, snippet) in try Self.snippets(in: document) {
-                count += 1
-                let best = sources.map { Self.matchedPrefix(of: snippet, in: $0) }.max() ?? 0
-                #expect(
-                    best == snippet.count,
-                    "\(document.lastPathComponent):\(line): no test holds this snippet; the first line missing is \"\(snippet[min(best, snippet.count - 1)])\""
-                )
-            }
+            count += Self.expectInTests(try Self.snippets(in: document), of: document, sources: sources)
         }
         #expect(count >= 30)
+    }
+
+    @Test("every Swift example in a doc comment is compiled, line for line, in a test source")
+    func docCommentSnippetsAreInTests() throws {
+        let sources = try Self.testSources()
+        var count = 0
+        for file in try Self.swiftFiles(under: "Sources") {
+            count += Self.expectInTests(try Self.docCommentSnippets(in: file), of: file, sources: sources)
+        }
+        #expect(count >= 50)
     }
 }

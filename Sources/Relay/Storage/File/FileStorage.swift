@@ -24,7 +24,7 @@ import Synchronization
 /// anywhere else is a ``RelayError/Code/corruptStore`` error. One DataPoint at a time may hold a folder.
 ///
 /// ```swift
-/// let point = try await DataPoint(storage: .file(at: URL(fileURLWithPath: "/var/lib/my-service/relay")))
+/// let point = try await DataPoint(storage: .file(at: folder))
 /// ```
 public final class FileStorage: Storage {
     /// The folder that holds the store.
