@@ -53,7 +53,8 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("P1 OperationQueue width \(width) n=\(count)", configuration: configuration(iterations: 5)) {
             benchmark in
             try await benchmark.measureRate(count: count) {
-                await timed { await operationQueueBaseline(count, width: width) }
+                let operations = blockOperations(count)
+                return await timed { await run(operations, width: width) }
             }
         }
     }
@@ -122,13 +123,15 @@ let benchmarks: @Sendable () -> Void = {
     for count in [1_000, 5_000] {
         Benchmark("P2 OperationQueue chain n=\(count)", configuration: configuration(iterations: 5)) { benchmark in
             try await benchmark.measureRate(count: count) {
-                await timed { await operationQueueBaseline(count, width: 1, chained: true) }
+                let operations = blockOperations(count, chained: true)
+                return await timed { await run(operations, width: 1) }
             }
         }
         Benchmark("P2 OperationQueue independent n=\(count)", configuration: configuration(iterations: 5)) {
             benchmark in
             try await benchmark.measureRate(count: count) {
-                await timed { await operationQueueBaseline(count, width: 1) }
+                let operations = blockOperations(count)
+                return await timed { await run(operations, width: 1) }
             }
         }
     }
@@ -267,7 +270,8 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("DAG OperationQueue fan-out fan-in n=\(count)", configuration: configuration(iterations: 5)) {
             benchmark in
             try await benchmark.measureRate(count: count) {
-                await timed { await fanOutFanInOperationQueue(children, width: 64) }
+                let operations = fanOutFanInBlockOperations(children)
+                return await timed { await run(operations, width: 64) }
             }
         }
     }

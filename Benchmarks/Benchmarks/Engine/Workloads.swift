@@ -143,28 +143,28 @@ func taskGroupBaseline(_ count: Int, width: Int) async {
     }
 }
 
-/// OperationQueue with `maxConcurrentOperationCount`; `chained` makes each operation depend on the previous one.
-func operationQueueBaseline(_ count: Int, width: Int, chained: Bool = false) async {
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = width
-    var previous: Operation?
+/// `count` no-op block operations for OperationQueue.
+///
+/// `chained` makes each depend on the previous one. They are made before the timed part, as Relay's operations are.
+func blockOperations(_ count: Int, chained: Bool = false) -> [Operation] {
     var operations: [Operation] = []
     operations.reserveCapacity(count)
     for _ in 0..<count {
         let operation = BlockOperation { blockingNoWork() }
-        if chained, let previous { operation.addDependency(previous) }
+        if chained, let previous = operations.last { operation.addDependency(previous) }
         operations.append(operation)
-        previous = operation
     }
-    await run(operations, on: queue)
+    return operations
 }
 
-/// Adds the operations and waits for them off the cooperative pool, since `waitUntilFinished` blocks a thread.
-func run(_ operations: [Operation], on queue: OperationQueue) async {
-    let batch = operations
+/// Runs the operations on an OperationQueue with `maxConcurrentOperationCount` set to `width`, and waits for them off
+/// the cooperative pool, since `waitUntilFinished` blocks a thread.
+func run(_ operations: [Operation], width: Int) async {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = width
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         DispatchQueue.global().async {
-            queue.addOperations(batch, waitUntilFinished: true)
+            queue.addOperations(operations, waitUntilFinished: true)
             continuation.resume()
         }
     }
@@ -189,10 +189,8 @@ func fanOutFanInTaskGroup(_ children: Int, width: Int) async {
     await work.run()
 }
 
-/// The same DAG on an OperationQueue with dependencies.
-func fanOutFanInOperationQueue(_ children: Int, width: Int) async {
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = width
+/// The same DAG as OperationQueue's operations with dependencies.
+func fanOutFanInBlockOperations(_ children: Int) -> [Operation] {
     let root = BlockOperation { blockingNoWork() }
     let sink = BlockOperation { blockingNoWork() }
     var operations: [Operation] = [root]
@@ -203,7 +201,7 @@ func fanOutFanInOperationQueue(_ children: Int, width: Int) async {
         operations.append(child)
     }
     operations.append(sink)
-    await run(operations, on: queue)
+    return operations
 }
 
 /// A mixed workload over the three default sequences: data at bunch 8, downloads and uploads at 4, with every
