@@ -9,6 +9,15 @@ import Testing
 struct OperationDocCommentTests {
     private static let echo = ClosureExecutor { operation, _ in .completed(operation.payload) }
 
+    /// Registers "slow", whose attempts wait for `gate`.
+    private static func registerSlow(on point: DataPoint, gate: Gate) {
+        point.register(
+            ClosureExecutor { _, _ in
+                await gate.wait()
+                return .completed(Data())
+            }, for: "slow")
+    }
+
     @Test("a sequence is registered and suspended")
     func sequence() async throws {
         try await DataPoint.testing { point, _ in
@@ -93,11 +102,7 @@ struct OperationDocCommentTests {
             let gate = Gate()
             point.register(Self.echo, for: .sendEmail)
             point.register(Self.echo, for: "blocked")
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: "slow")
+            Self.registerSlow(on: point, gate: gate)
             let operation = CallOperation(kind: .sendEmail, payload: Data("hello".utf8))
             let handle = try await point.enqueue(operation)
             let data = try await handle.value
@@ -145,11 +150,7 @@ struct OperationDocCommentTests {
     func pipeline() async throws {
         try await DataPoint.testing { point, _ in
             let gate = Gate()
-            point.register(
-                ClosureExecutor { _, _ in
-                    await gate.wait()
-                    return .completed(Data())
-                }, for: "slow")
+            Self.registerSlow(on: point, gate: gate)
             let root = CallOperation(kind: "slow")
             let id = root.id
             try await point.enqueue([root, CallOperation(kind: "slow", dependencies: [id])])
