@@ -11,6 +11,9 @@ enum RelayCommand {
         exit(status.rawValue)
     }
 
+    /// The errors of a store that cannot be used, which exit with ``ExitStatus/storeError``.
+    static let storeCodes: Set<RelayError.Code> = [.storageFailure, .corruptStore, .unsupportedFormat]
+
     static func run(_ words: [String]) async -> ExitStatus {
         guard let name = words.first else {
             Output.error(Command.overview)
@@ -43,11 +46,17 @@ enum RelayCommand {
         } catch let error as PlanError {
             Output.error("relay: bad plan: \(error)")
             return .badInput
+        } catch let error as StoreProblem {
+            Output.error("relay: \(error)")
+            return .storeError
         } catch let error as RelayError where error.code == .storeLocked {
             Output.error(
                 "relay: the store is held by another relay process; wait for it to end, or stop it with Ctrl-C "
                     + "(it resumes when run again). relay status and relay events --follow show what it does.")
-            return .failure
+            return .storeError
+        } catch let error as RelayError where storeCodes.contains(error.code) {
+            Output.error("relay: the store cannot be used: \(error.message)")
+            return .storeError
         } catch {
             Output.error("relay: \(error)")
             return .failure

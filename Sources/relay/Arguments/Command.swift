@@ -25,7 +25,8 @@ enum Command: String, CaseIterable, Sendable {
 
                     On a terminal it draws a bar per sequence; on a pipe, or with --json, it prints one JSON line per event. \
                     Ctrl-C stops gracefully. Exit status: 0 when every call completed, 1 when one failed, 2 for a bad \
-                    plan or command line, 130 when stopped.
+                    plan or command line, 3 when the store cannot be used (held, damaged, unwritable, not a folder), \
+                    130 when stopped.
                     """)
         case .status:
             CommandSpec(
@@ -61,7 +62,12 @@ enum Command: String, CaseIterable, Sendable {
                 name: "demo",
                 summary: "Run a plan against a local HTTP server with scripted faults: retries, offline, recovery.",
                 options: [CommandSpec.store, CommandSpec.json],
-                details: "Its store is .relay/demo by default, emptied first; inspect it afterwards with relay status.")
+                details: """
+                    Its store is .relay/demo by default; inspect it afterwards with relay status. Each run empties the \
+                    store first, and only a demo store: a folder that relay demo made (it holds a relay-demo file) and \
+                    that no running relay holds. Any other folder is refused and left as it is (exit status 3); a new \
+                    or empty folder becomes a demo store.
+                    """)
         }
     }
 

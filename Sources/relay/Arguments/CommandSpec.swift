@@ -93,3 +93,12 @@ struct ParsedArguments: Sendable {
     func value(_ option: CommandSpec.Option) -> String? { values[option.name] }
     func has(_ option: CommandSpec.Option) -> Bool { flags.contains(option.name) }
 }
+
+/// A store that the command cannot use, or will not change: missing, held, damaged, or not what it expects; exit
+/// status 3.
+struct StoreProblem: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+
+    init(_ message: String) { self.message = message }
+}

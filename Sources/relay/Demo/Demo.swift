@@ -17,8 +17,7 @@ struct Demo {
         let server = try LoopbackServer()
         defer { server.stop() }
         script(server)
-        try? FileManager.default.removeItem(at: store)
-        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+        try DemoStore(folder: store).prepare()
         let plan = Self.plan(base: server.baseURL, downloads: store.appendingPathComponent("downloads"))
         if !json {
             Output.line(

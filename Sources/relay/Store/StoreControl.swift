@@ -13,8 +13,8 @@ enum StoreControl {
         do {
             point = try await PlanRunner.open(store, environment: [:])
         } catch let error as RelayError where error.code == .storeLocked {
-            throw CommandFailure(
-                message: "the store at \(store.path) is held by a running relay process. "
+            throw StoreProblem(
+                "the store at \(store.path) is held by a running relay process. "
                     + "Stop it with Ctrl-C (it resumes when run again), then run this command again; "
                     + "relay status, list, show and events work while it runs.")
         }

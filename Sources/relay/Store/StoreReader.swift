@@ -25,7 +25,7 @@ struct StoreReader {
             FileManager.default.fileExists(atPath: store.appendingPathComponent("journal").path)
                 || FileManager.default.fileExists(atPath: store.appendingPathComponent("snapshot").path)
         else {
-            throw UsageError(message: "no store at \(store.path); run a plan first, or pass --store DIR")
+            throw StoreProblem("no store at \(store.path); run a plan first, or pass --store DIR")
         }
         self.store = store
         state = try FileStorage.read(at: store)
