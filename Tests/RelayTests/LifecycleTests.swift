@@ -225,7 +225,9 @@ struct LifecycleTests {
             // The folder's lock goes with the store, so the same process can open the folder again.
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             let state = try #require(reopened.status(of: operation.id)).state
-            #expect(state == .pending(.sequenceNotRegistered("reports")))
+            // The sequence was stored with it (S3): only the executor, given at open or not at all, is missing.
+            #expect(state == .pending(.executorNotRegistered("echo")))
+            #expect(await reopened.sequence(named: "reports")?.bunchSize == 2)
             await reopened.shutdown()
         }
     }

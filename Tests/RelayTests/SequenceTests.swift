@@ -106,6 +106,40 @@ struct SequenceTests {
         }
     }
 
+    @Test("S3: a registered sequence is durable: after a reopen it is there as configured, its operations run")
+    func registeredSequenceSurvivesReopen() async throws {
+        try await withTemporaryFolder { folder in
+            let operation = CallOperation(kind: .echo, sequenceName: "reports", payload: Data("r".utf8))
+            let echo: [CallKind: any CallExecutor] = [
+                .echo: ClosureExecutor { operation, _ in .completed(operation.payload) }
+            ]
+            do {
+                let point = try await DataPoint(storage: .file(at: folder.url), executors: echo)
+                try await point.upsertCallSequence(CallSequence(name: "reports", bunchSize: 3, algorithm: .commitGraph))
+                try await point.enqueue(operation)
+                await point.shutdown()
+            }
+            let point = try await DataPoint(storage: .file(at: folder.url), executors: echo)
+            let sequence = try #require(point.sequence(named: "reports"))
+            #expect(await sequence.bunchSize == 3)
+            #expect(await sequence.algorithm == .commitGraph)
+            #expect(point.status(of: operation.id)?.state == .pending(.ready))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await point.run() }
+                #expect(try await point.handle(for: operation.id).value == Data("r".utf8))
+                // A later upsert still reconfigures it, and that too is stored.
+                try await point.upsertCallSequence(CallSequence(name: "reports", bunchSize: 5))
+                #expect(await point.sequence(named: "reports")?.bunchSize == 5)
+                await point.shutdown()
+                try await group.waitForAll()
+            }
+            let reopened = try await DataPoint(storage: .file(at: folder.url))
+            #expect(await reopened.sequence(named: "reports")?.bunchSize == 5)
+            #expect(await reopened.sequence(named: "reports")?.algorithm == .flat)
+            await reopened.shutdown()
+        }
+    }
+
     @Test("S2/S3: new commits continue after the stored snapshot")
     func snapshotsContinueAfterReload() async throws {
         let stored = StoredState(lastSnapshot: 41)

@@ -50,9 +50,15 @@ public actor DataPoint {
         core.register(HTTPExecutor(clock: clock), for: .http)
         for (kind, executor) in executors { core.register(executor, for: kind) }
         let stored = try await storage.open(retention: configuration.retentionPolicy)
+        HTTPExecutor.removePartialDownloads(of: stored.operations)
         try await core.restore(stored)
-        for name in [CallSequence.Name.data, .downloads, .uploads] {
-            let sequence = try CallSequence(name: name)
+        // The default sequences, then every sequence the store registered: each gets its actor with the configuration
+        // it was stored with, so that its operations run and `sequence(named:)` finds it.
+        let defaults: [CallSequence.Name] = [.data, .downloads, .uploads]
+        for name in defaults + stored.sequences.map(\.name).filter({ !defaults.contains($0) }) {
+            let stored = stored.sequences.first { $0.name == name }
+            let sequence = try CallSequence(
+                name: name, bunchSize: max(1, stored?.bunchSize ?? 1), algorithm: stored?.algorithm ?? .flat)
             _ = try await sequence.attach(to: core)
             try await core.adoptLane(name, sequence: sequence)
         }

@@ -59,9 +59,20 @@ extension HTTPExecutor {
         return nil
     }
 
-    /// Where a download is written until it is accepted: beside the destination, so the final move is a rename.
+    /// Where a download is written until it is accepted: beside the destination, so the final move is a rename, under
+    /// a name that says whose it is (`.NAME.relay-partial`), with mode 0600.
     static func partialFile(for destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial")
+        destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).relay-partial")
+    }
+
+    /// Removes the partial files that attempts of these operations left when their process died: none of them runs
+    /// while a store opens, and each starts its download again from the first byte.
+    static func removePartialDownloads(of operations: [StoredOperation]) {
+        for stored in operations where stored.result == nil && stored.operation.kind == .http {
+            guard let destination = try? HTTPCall(payload: stored.operation.payload).destination else { continue }
+            remove(partialFile(for: destination))
+        }
     }
 
     static func remove(_ file: URL) {

@@ -63,6 +63,9 @@ public struct HTTPExecutor: CallExecutor {
         } catch {
             return .failed(reason: error.message)
         }
+        if let destination = call.destination, Self.isFolder(destination) {
+            return .failed(reason: "the download's destination \(destination.path) is a folder; name a file in it")
+        }
         var request = HTTPRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
         if call.method.isUnsafe && request.headers.headerValue("Idempotency-Key") == nil {
             request.setHeader("Idempotency-Key", context.idempotencyKey)
@@ -150,6 +153,11 @@ public struct HTTPExecutor: CallExecutor {
     /// When the response headers of the request in flight arrived; written from the transport's callback.
     private final class HeadersArrival: Sendable {
         let moment = Mutex<Int64?>(nil)
+    }
+
+    private static func isFolder(_ url: URL) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) && isFolder.boolValue
     }
 
     /// The clock time `timeout` after `start`, or the end of time.

@@ -1,6 +1,12 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -10,11 +16,11 @@ import Synchronization
 /// One session serves every request. Relay drives it through a delegate, so that it sees the moment headers arrive,
 /// counts bytes itself, streams downloads to disk, and never lets URLSession follow a redirect.
 ///
-/// A download without a request body runs as a download task, which FoundationNetworking writes to a file in the
-/// system's temporary directory as the bytes arrive, before Relay moves it beside its destination. A data task hands
-/// each 16 KiB of body to the delegate's queue with nothing to slow the network down while that queue is behind, and a
-/// 200 MB download then held up to 160 MB in memory; the download task's memory stays flat. Point `TMPDIR` at a
-/// private folder on the destination's volume if downloads must never touch a shared one.
+/// Every request runs as a data task, downloads included: the delegate writes each piece of a download's body, as it
+/// arrives, to the file the executor names (beside the destination, mode 0600). FoundationNetworking's download
+/// tasks are never used: they write to a world-readable file in the system's temporary folder, and a download task
+/// whose redirect is not followed (as the executor never lets URLSession follow one) stops the process when the
+/// redirect has a body, in `_ProtocolClient.urlProtocol(_:didLoad:)`.
 ///
 /// The session keeps no cookies and no stored credentials: a call sends the headers it names and those its
 /// ``RequestAuthorizer`` adds, nothing that an earlier response left behind. A call is replayed after a restart, when
@@ -84,8 +90,6 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let task: URLSessionTask
         switch request.body {
-        case .none where file != nil:
-            task = session.downloadTask(with: urlRequest)
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
@@ -96,12 +100,7 @@ public final class URLSessionTransport: HTTPTransport {
             }
             task = session.uploadTask(with: urlRequest, fromFile: url)
         }
-        let body: Transfer.Body =
-            switch (file, task) {
-            case (nil, _): .memory
-            case (let file?, is URLSessionDownloadTask): .downloaded(to: file)
-            case (let file?, _): .written(try BodyFile(url: file))
-            }
+        let body: Transfer.Body = try file.map { .written(try BodyFile(url: $0)) } ?? .memory
         let transfer = Transfer(body: body, onResponseHeaders: onResponseHeaders)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -118,26 +117,65 @@ public final class URLSessionTransport: HTTPTransport {
     }
 }
 
-/// Where a download's body goes as it arrives.
+/// Where a download's body goes as it arrives: a file created, or emptied, with mode 0600, written with plain
+/// `write(2)` calls on the delegate's queue, so that the queue keeps pace with the network.
 private final class BodyFile: Sendable {
-    let handle: FileHandle
+    private let descriptor: Int32
+    let url: URL
 
     init(url: URL) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        else { throw HTTPTransportError(.other, "cannot create \(url.lastPathComponent) for a download") }
-        handle = try FileHandle(forWritingTo: url)
+        self.url = url
+        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw HTTPTransportError(
+                .other, "cannot create \(url.lastPathComponent) for a download: \(Self.errorText())")
+        }
+        // An existing file keeps its mode through O_CREAT; the body is for its owner alone.
+        fchmod(descriptor, 0o600)
     }
+
+    /// Writes all of `data`; returns why it could not.
+    func write(_ data: Data) -> String? {
+        data.withUnsafeBytes { buffer -> String? in
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return Self.errorText()
+                }
+                offset += written
+            }
+            return nil
+        }
+    }
+
+    func close() {
+        _ = systemClose(descriptor)
+    }
+
+    private static func errorText() -> String { String(cString: strerror(errno)) }
 }
+
+#if canImport(Glibc)
+    private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        Glibc.write(fd, bytes, count)
+    }
+    private func systemClose(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+#elseif canImport(Darwin)
+    private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        Darwin.write(fd, bytes, count)
+    }
+    private func systemClose(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+#endif
 
 /// One request in flight; only the session's delegate queue touches it after it starts.
 private final class Transfer: Sendable {
     /// Where the response body goes.
     enum Body: Sendable {
         case memory
-        /// Written by the delegate as it arrives: a data task's download, which sends a body too.
+        /// Written to a file by the delegate as it arrives: a download.
         case written(BodyFile)
-        /// Written by FoundationNetworking to a temporary file, then moved here: a download task's.
-        case downloaded(to: URL)
     }
 
     struct State {
@@ -177,7 +215,7 @@ private final class Transfer: Sendable {
     }
 }
 
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Mutex([Int: Transfer]())
 
     func start(_ task: URLSessionTask, _ transfer: Transfer) {
@@ -202,46 +240,20 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessio
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let transfer = transfer(dataTask) else { return }
         if case .written(let sink) = transfer.body {
-            do {
-                try sink.handle.write(contentsOf: data)
-            } catch {
-                transfer.state.withLock { $0.failure = HTTPTransportError(.other, "cannot write a download: \(error)") }
-                dataTask.cancel()
+            let failure = sink.write(data)
+            transfer.state.withLock { state in
+                state.bytesReceived += data.count
+                if let failure, state.failure == nil {
+                    state.failure = HTTPTransportError(.other, "cannot write \(sink.url.lastPathComponent): \(failure)")
+                }
             }
-            transfer.state.withLock { $0.bytesReceived += data.count }
+            // Not on this queue: `cancel()` waits for the session's own queue.
+            if failure != nil { DispatchQueue.global().async { dataTask.cancel() } }
         } else {
             transfer.state.withLock { state in
                 state.body.append(data)
                 state.bytesReceived += data.count
             }
-        }
-    }
-
-    /// FoundationNetworking reports no headers to a download task's delegate: they are known by the first bytes.
-    func urlSession(
-        _ session: URLSession,
-        downloadTask: URLSessionDownloadTask,
-        didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64,
-        totalBytesExpectedToWrite: Int64
-    ) {
-        guard let transfer = transfer(downloadTask) else { return }
-        if transfer.noteResponse(downloadTask.response) { transfer.onResponseHeaders() }
-        transfer.state.withLock { $0.bytesReceived = Int(totalBytesWritten) }
-    }
-
-    /// Moves the finished download to where the caller asked, readable by its owner only.
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
-    ) {
-        guard let transfer = transfer(downloadTask), case .downloaded(let file) = transfer.body else { return }
-        do {
-            if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
-            try FileManager.default.moveItem(at: location, to: file)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
-        } catch {
-            try? FileManager.default.removeItem(at: location)
-            transfer.state.withLock { $0.failure = HTTPTransportError(.other, "cannot keep a download: \(error)") }
         }
     }
 
@@ -268,8 +280,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessio
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if case .written(let sink) = transfer.body { try? sink.handle.close() }
-        // A download task's status and headers, when no body byte came to report them.
+        if case .written(let sink) = transfer.body { sink.close() }
+        // The status and headers of a response that the delegate was not asked about: a redirect not followed.
         if transfer.noteResponse(task.response) { transfer.onResponseHeaders() }
         let (continuation, result) = transfer.state.withLock {
             state -> (CheckedContinuation<HTTPTransportResponse, any Error>?, Result<HTTPTransportResponse, any Error>)

@@ -9,6 +9,9 @@ extension LoopbackServer {
             case dropConnection
             /// Reads the request and never answers, until the server stops or ``LoopbackServer/releaseStalled()``.
             case stall
+            /// Sends the status, the headers with the whole body's `Content-Length`, and only the body's first bytes,
+            /// then closes the connection: a response cut mid-body.
+            case cutBody(after: Int)
         }
 
         /// The status code.
@@ -111,6 +114,17 @@ extension LoopbackServer {
         public func heldUntilReleased() -> Reply {
             var reply = self
             reply.waitsForRelease = true
+            return reply
+        }
+
+        /// The same reply, cut after the first `bytes` of its body: the connection closes there, although its
+        /// `Content-Length` announced the whole body.
+        ///
+        /// - Parameter bytes: How much of the body is sent.
+        /// - Returns: The cut reply.
+        public func cut(after bytes: Int) -> Reply {
+            var reply = self
+            reply.fault = .cutBody(after: max(0, bytes))
             return reply
         }
 

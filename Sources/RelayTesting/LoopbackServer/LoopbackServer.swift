@@ -246,6 +246,13 @@ public final class LoopbackServer: Sendable {
             switch reply.fault {
             case .dropConnection, .stall:
                 return
+            case .cutBody(let bytes):
+                let head = Self.encode(reply)
+                let sent = head.count - reply.body.count + min(bytes, reply.body.count)
+                _ =
+                    Self.send(head.prefix(sent), to: connection)
+                    && Self.sendZeros(min(reply.zeros, max(0, bytes - reply.body.count)), to: connection)
+                return
             case nil:
                 guard Self.send(Self.encode(reply), to: connection), Self.sendZeros(reply.zeros, to: connection),
                     !wantsClose

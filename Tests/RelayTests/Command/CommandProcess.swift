@@ -7,23 +7,28 @@ import Synchronization
     import Darwin
 #endif
 
-/// The built `relay` command, run as a real child process: its output is collected line by line as it comes, so a
+/// A real child process, by default the built `relay` command: its output is collected line by line as it comes, so a
 /// test can wait for a line, signal or kill it, and read its exit status.
 final class CommandProcess: Sendable {
     private let process: Process
     private struct Output {
         var out: [String] = []
         var err: [String] = []
-        var waiters: [(text: String, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(text: String, errors: Bool, continuation: CheckedContinuation<Void, Never>)] = []
         var ended = false
+        var errorsEnded = false
     }
 
     private let output = Mutex(Output())
     private let readers = DispatchGroup()
 
-    init(_ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
+    convenience init(_ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
+        try self.init(executable: try builtProduct("relay"), arguments, in: folder, environment: environment)
+    }
+
+    init(executable: URL, _ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
         process = Process()
-        process.executableURL = try builtProduct("relay")
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = folder
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -61,37 +66,43 @@ final class CommandProcess: Sendable {
                 }
             }
             if !buffer.isEmpty { append(String(decoding: buffer, as: UTF8.self), errors: errors) }
-            if !errors {
-                let waiters = output.withLock { output in
-                    output.ended = true
-                    defer { output.waiters = [] }
-                    return output.waiters.map(\.continuation)
-                }
-                for waiter in waiters { waiter.resume() }
+            let waiters = output.withLock { output in
+                if errors { output.errorsEnded = true } else { output.ended = true }
+                let ending = output.waiters.filter { $0.errors == errors }
+                output.waiters.removeAll { $0.errors == errors }
+                return ending.map(\.continuation)
             }
+            for waiter in waiters { waiter.resume() }
         }
     }
 
     private func append(_ line: String, errors: Bool) {
         let satisfied = output.withLock { output in
-            guard !errors else {
-                output.err.append(line)
-                return [CheckedContinuation<Void, Never>]()
-            }
-            output.out.append(line)
-            let satisfied = output.waiters.filter { line.contains($0.text) }.map(\.continuation)
-            output.waiters.removeAll { line.contains($0.text) }
-            return satisfied
+            if errors { output.err.append(line) } else { output.out.append(line) }
+            let satisfied = output.waiters.filter { $0.errors == errors && line.contains($0.text) }
+            output.waiters.removeAll { $0.errors == errors && line.contains($0.text) }
+            return satisfied.map(\.continuation)
         }
         for waiter in satisfied { waiter.resume() }
     }
 
     /// Returns once standard output has a line that contains `text`, or has ended.
     func waitForOutput(containing text: String) async {
+        await wait(for: text, errors: false)
+    }
+
+    /// Returns once standard error has a line that contains `text`, or has ended.
+    func waitForError(containing text: String) async {
+        await wait(for: text, errors: true)
+    }
+
+    private func wait(for text: String, errors: Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = output.withLock { output in
-                guard !output.ended, !output.out.contains(where: { $0.contains(text) }) else { return true }
-                output.waiters.append((text, continuation))
+                let lines = errors ? output.err : output.out
+                guard !(errors ? output.errorsEnded : output.ended), !lines.contains(where: { $0.contains(text) })
+                else { return true }
+                output.waiters.append((text, errors, continuation))
                 return false
             }
             if resumeNow { continuation.resume() }

@@ -55,12 +55,13 @@ extension RelayCommandTests {
                 let plan = try slowThenNextPlan(server, in: folder, name: "held")
                 let runner = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
                 await server.waitForRequests(1)
-                let before = try FileManager.default.contentsOfDirectory(atPath: folder.url.appendingPathComponent("s").path)
+                let store = folder.url.appendingPathComponent("s").path
+                let before = try FileManager.default.contentsOfDirectory(atPath: store)
 
                 let demo = try await CommandProcess.run(["demo", "--json", "--store", "s"], in: folder.url)
                 #expect(demo.status == 3)
                 #expect(demo.err.contains("is not a demo store"), "\(demo.err)")
-                let after = try FileManager.default.contentsOfDirectory(atPath: folder.url.appendingPathComponent("s").path)
+                let after = try FileManager.default.contentsOfDirectory(atPath: store)
                 #expect(Set(after) == Set(before))
 
                 server.releaseStalled()

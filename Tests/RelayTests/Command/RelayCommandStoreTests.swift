@@ -56,16 +56,21 @@ extension RelayCommandTests {
             }
         }
 
-        @Test("relay replay sends a failed call again with its idempotency key; the plan then completes")
+        @Test(
+            "S3: relay replay sends a failed call of a declared sequence again with its idempotency key; the plan completes"
+        )
         func replayFailedCall() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.script("/charge", [.status(402, "no funds")])
             server.setDefault("/charge", .json(#"{"paid": true}"#))
             try await withTemporaryFolder { folder in
+                // The plan declares its sequence: a replay opens the store, where the sequence is registered still.
                 let plan = try writePlan(
-                    #"{"calls": [{"name": "charge", "method": "POST", "url": "\#(server.url("/charge"))"}]}"#,
-                    in: folder)
+                    #"""
+                    {"sequences": [{"name": "payments", "bunchSize": 2}],
+                     "calls": [{"name": "charge", "method": "POST", "url": "\#(server.url("/charge"))", "sequence": "payments"}]}
+                    """#, in: folder)
                 let failed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
                 #expect(failed.status == 1)
                 let show = try await CommandProcess.run(["show", "charge", "--store", "s"], in: folder.url)

@@ -157,6 +157,25 @@ struct HTTPSecretAndFileTests {
         }
     }
 
+    @Test("A download whose destination is a folder fails at its first attempt, and sends nothing")
+    func folderDestination() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/file", .zeros(count: 1024))
+        try await withTemporaryFolder { folder in
+            try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+            try await DataPoint.with(storage: .volatile) { point in
+                let handle = try await point.enqueue(
+                    CallOperation.http(HTTPCall(url: server.url("/file"), destination: folder.url)))
+                let error = await #expect(throws: RelayError.self) { try await handle.value }
+                #expect(error?.code == .operationFailed)
+                #expect(error?.message.contains("is a folder") == true, "\(String(describing: error))")
+                #expect(handle.status?.attempts == 1)
+            }
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     @Test("Uploads run on the uploads sequence and send the file's bytes")
     func uploads() async throws {
         let server = try LoopbackServer()
