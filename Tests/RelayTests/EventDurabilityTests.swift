@@ -4,11 +4,18 @@ import RelayTesting
 import Synchronization
 import Testing
 
-/// A store whose waits for durability, once the test closes it, hold at a gate until the test opens it.
+/// A store whose waits for durability, once the test closes it, hold at a gate until the test opens it, and then
+/// succeed, or fail as a write that did not reach the disk.
 final class GatedStorage: Storage {
     let durable = Gate()
     private let appended = Mutex<UInt64>(0)
     private let holding = Mutex(false)
+    private let failure = Mutex<RelayError?>(nil)
+
+    /// From now on, every wait for durability fails with `error` once it passes the gate.
+    func failWrites(with error: RelayError) {
+        failure.withLock { $0 = error }
+    }
 
     /// From now on, every wait for durability holds at ``durable``.
     func holdDurability() {
@@ -26,6 +33,7 @@ final class GatedStorage: Storage {
 
     func waitUntilDurable(_ ticket: StorageTicket) async throws {
         if holding.withLock({ $0 }) { await durable.wait() }
+        if let failure = failure.withLock({ $0 }) { throw failure }
     }
 
     func close() async throws {}

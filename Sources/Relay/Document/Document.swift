@@ -18,6 +18,8 @@ struct Document: Sendable {
     /// The collection of relations, stored like models so that they persist, and indexed both ways.
     static let relations = "relay.relations"
     private var index = RelationIndex()
+    /// Changes applied but not yet durable, which readers do not see yet.
+    private var pending = PendingModels()
     private(set) var decoded = DecodedModels()
     /// Counts the document's changes, so that a relation resolved outside the lock is kept only if nothing changed
     /// meanwhile.
@@ -27,6 +29,7 @@ struct Document: Sendable {
     mutating func restore(_ models: [String: [String: Data]]) {
         collections = models.mapValues(ModelTable.init)
         index = RelationIndex()
+        pending = PendingModels()
         decoded = DecodedModels()
         generation += 1
         for id in (models[Self.relations] ?? [:]).keys {
@@ -87,9 +90,10 @@ struct Document: Sendable {
         return Lookup(kept: nil, found: found(alias))
     }
 
-    /// The encoded model that `alias` names, or `nil` when the document does not hold it.
+    /// The encoded model that `alias` names, or `nil` when the document does not hold it, as readers see it.
     func found(_ alias: Alias) -> Found? {
-        collections[alias.collection]?[alias.id].map { Found(alias: alias, encoded: $0) }
+        let encoded = pending.shownValue(alias.collection, alias.id) ?? collections[alias.collection]?[alias.id]
+        return encoded.map { Found(alias: alias, encoded: $0) }
     }
 
     /// What a resolution of a relation finds under the lock: the resolution a read kept, or the related models'
@@ -103,12 +107,13 @@ struct Document: Sendable {
 
     /// A relation's resolution that a read kept.
     func keptRelated(_ key: DecodedModels.RelationKey) -> RelatedLookup? {
-        decoded.related(key).map { RelatedLookup(kept: $0, found: [], collection: "", generation: generation) }
+        guard pending.isEmpty else { return nil }
+        return decoded.related(key).map { RelatedLookup(kept: $0, found: [], collection: "", generation: generation) }
     }
 
     /// Looks a relation up, from `origin` by `kind` into `collection`.
     func lookupRelated(from origin: Alias, by kind: Relationship, into collection: String) -> RelatedLookup {
-        let related = index.related(to: origin, by: kind).filter { $0.collection == collection }
+        let related = self.related(to: origin, by: kind).filter { $0.collection == collection }
         var models = related.compactMap(found).sorted { $0.alias.id < $1.alias.id }
         for index in models.indices { models[index].kept = decoded.model(models[index].alias) }
         return RelatedLookup(kept: nil, found: models, collection: collection, generation: generation)
@@ -128,24 +133,53 @@ struct Document: Sendable {
         _ models: [R], for key: DecodedModels.RelationKey, in collection: String, decoded fresh: [(Alias, R)],
         readAt generation: UInt64
     ) {
-        guard generation == self.generation else { return }
+        guard generation == self.generation, pending.isEmpty else { return }
         decoded.keepRelated(models, for: key, in: collection)
         for (alias, model) in fresh { decoded.keep(model, of: alias) }
     }
 
-    /// The encoded models of a collection, by id.
+    /// The encoded models of a collection, by id, as readers see them.
     func models(in collection: String) -> [String: Data] {
-        collections[collection]?.all ?? [:]
+        var models = collections[collection]?.all ?? [:]
+        for (id, value) in pending.shown(in: collection) { models[id] = value }
+        return models
     }
 
-    /// How many models a collection holds.
+    /// How many models a collection holds, as readers see it.
     func count(in collection: String) -> Int {
-        collections[collection]?.count ?? 0
+        guard pending.touches(collection) else { return collections[collection]?.count ?? 0 }
+        return models(in: collection).count
     }
 
-    /// The encoded value stored under a key of the key-values.
+    /// The encoded value stored under a key of the key-values, as readers see it.
     func value(forKey key: String) -> Data? {
-        collections[Self.values]?[key]
+        pending.shownValue(Self.values, key) ?? collections[Self.values]?[key]
+    }
+
+    /// Applies a commit's changes, in order, before they are durable: readers see them once ``publish(through:)``
+    /// says so, and ``revert(from:)`` takes them back.
+    mutating func stage(_ changes: [ModelChange]) {
+        for change in changes { pending.note(change, before: collections[change.collection]?[change.id]) }
+        apply(changes)
+    }
+
+    /// Whether the commit being applied has staged changes, which ``seal(_:)`` must close.
+    var hasStagedChanges: Bool { pending.hasOpenBatch }
+
+    /// Closes the staged changes under their transition's ticket; a durable ticket shows them at once.
+    mutating func seal(_ ticket: StorageTicket) {
+        if pending.seal(ticket) { generation += 1 }
+    }
+
+    /// Shows readers the staged changes whose tickets are durable.
+    mutating func publish(through ticket: StorageTicket) {
+        if !pending.isEmpty, pending.publish(through: ticket) { generation += 1 }
+    }
+
+    /// Takes back the staged changes from `ticket` on, whose write failed, and those staged since.
+    mutating func revert(from ticket: StorageTicket) {
+        guard !pending.isEmpty || pending.hasOpenBatch else { return }
+        apply(pending.revert(from: ticket))
     }
 
     /// Applies a transaction's changes, in order.
@@ -172,9 +206,16 @@ struct Document: Sendable {
         generation += 1
     }
 
-    /// The models related to `model` by `kind`.
+    /// The models related to `model` by `kind`, as readers see them.
     func related(to model: Alias, by kind: Relationship) -> Set<Alias> {
-        index.related(to: model, by: kind)
+        var related = index.related(to: model, by: kind)
+        for (id, value) in pending.shown(in: Self.relations) {
+            guard let relation = Relation(storedID: id), let other = relation.other(than: model, by: kind) else {
+                continue
+            }
+            if value == nil { related.remove(other) } else { related.insert(other) }
+        }
+        return related
     }
 
     /// The changes that erase `roots` as S23 says: each root, what it owns that no other living owner keeps, through

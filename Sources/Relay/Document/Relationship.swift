@@ -35,6 +35,16 @@ struct Relation: Sendable, Hashable {
         ModelChange(collection: Document.relations, id: storedID, encoded: removing ? nil : Data())
     }
 
+    /// The model this relation makes related to `model` by `kind`, if it does.
+    func other(than model: Alias, by kind: Relationship) -> Alias? {
+        switch (self.kind, kind) {
+        case (.owns, .owns): from == model ? to : nil
+        case (.owns, .ownedBy): to == model ? from : nil
+        case (.free, .free): from == model ? to : to == model ? from : nil
+        default: nil
+        }
+    }
+
     /// The relation's key in the document's relations: its kind, then its two models, each part prefixed with its
     /// length in bytes so that any collection name or id reads back whole, as in `owns 5:items 3:123 6:orders 2:42`.
     var storedID: String {

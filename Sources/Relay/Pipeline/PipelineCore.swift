@@ -29,6 +29,8 @@ final class PipelineCore: Sendable {
         let ticket: StorageTicket
         /// Whether the transition posted events to the outbox.
         let postedEvents: Bool
+        /// Whether the transition staged model changes, which readers see once its ticket is durable.
+        var stagedModels = false
     }
 
     let state: StateLock<PipelineStateMachine>
@@ -115,8 +117,14 @@ final class PipelineCore: Sendable {
         }
         let steps = machine.hub.takeSteps()
         events.post(steps, after: machine.lastTicket)
+        let staged = machine.stagedModels
+        if staged {
+            machine.stagedModels = false
+            document.withLock { $0.seal(ticket) }
+        }
         return Transition(
-            value: value, effects: machine.takeEffects(now: clock.now), ticket: ticket, postedEvents: !steps.isEmpty)
+            value: value, effects: machine.takeEffects(now: clock.now), ticket: ticket, postedEvents: !steps.isEmpty,
+            stagedModels: staged)
     }
 
     /// Waits until the transition is durable, then delivers its events and resumes its waiters; nothing is
@@ -127,12 +135,15 @@ final class PipelineCore: Sendable {
             try await storage.waitUntilDurable(transition.ticket)
         } catch {
             let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
+            // The store never kept the transition's models: the document goes back to what it holds (S20).
+            if transition.stagedModels { document.withLock { $0.revert(from: transition.ticket) } }
             events.fail()
             var effects = transition.effects
             effects.failResults(with: failure)
             effects.perform()
             throw failure
         }
+        if transition.stagedModels { document.withLock { $0.publish(through: transition.ticket) } }
         events.deliver(through: transition.ticket)
         transition.effects.perform()
     }
@@ -209,11 +220,12 @@ final class PipelineCore: Sendable {
                         // The models go in the same transition, so in the same frame, as the commit of the operations;
                         // an erasure cascades over the document as the transaction's other changes leave it.
                         let all = document.withLock { document in
-                            document.apply(changes)
+                            document.stage(changes)
                             let cascade = erasures.isEmpty ? [] : document.erasure(of: erasures)
-                            document.apply(cascade)
+                            document.stage(cascade)
                             return changes + cascade
                         }
+                        machine.stagedModels = true
                         if !all.isEmpty { machine.commitModels(all, snapshotBefore: before, now: now) }
                     }
                     let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
@@ -233,11 +245,13 @@ final class PipelineCore: Sendable {
         return applied.value.records
     }
 
-    /// Applies the model changes a transition's completions committed to the document, inside that transition.
+    /// Stages the model changes a transition's completions committed in the document, inside that transition;
+    /// readers see them once the transition is durable.
     func applyDocumentChanges(from machine: inout PipelineStateMachine) {
         var changes: [ModelChange] = []
         swap(&changes, &machine.documentChanges)
-        document.withLock { $0.apply(changes) }
+        document.withLock { $0.stage(changes) }
+        machine.stagedModels = true
     }
 
     /// A transaction of the document's registered types, to stage changes in.

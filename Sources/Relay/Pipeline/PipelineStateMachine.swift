@@ -125,6 +125,8 @@ struct PipelineStateMachine: Sendable {
     /// Model changes that completions committed in this transition, for the shell to apply to the document before it
     /// lets go of the lock.
     var documentChanges: [ModelChange] = []
+    /// Whether the transition staged model changes in the document, which its ticket must seal.
+    var stagedModels = false
     /// The ticket of the last records handed to storage: a transition that records nothing still waits for it before
     /// its events reach subscribers.
     var lastTicket = StorageTicket.durable
