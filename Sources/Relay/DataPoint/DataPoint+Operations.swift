@@ -98,13 +98,32 @@ extension DataPoint {
     /// On a DataPoint that has not started to run, `execute` first waits until it does, so that a service may call it
     /// while the task that calls ``run()`` is still starting. Cancelling the waiting task ends that wait.
     ///
-    /// - Parameter operation: The operation.
+    /// It never waits forever: past `deadline` on the DataPoint's clock, five minutes by default, it cancels the
+    /// operation and throws ``RelayError/Code/deadlineExceeded``, saying what the operation waited for (an offline
+    /// destination and since when, a retry, its dependencies) and how many attempts it made. Pass `nil` to wait as
+    /// long as the operation takes, for example when its retry policy already bounds it.
+    ///
+    /// - Parameters:
+    ///   - operation: The operation.
+    ///   - deadline: How long to wait before giving up; ``executeDeadline`` unless given, `nil` for no limit.
     /// - Returns: The result of the completed operation, as ``CallHandle/value`` gives it: for an HTTP operation, the
     ///   response's body.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/notRunning`` when the task is cancelled before the
-    ///   DataPoint runs, ``RelayError/Code/shutdown`` when it has shut down, the errors of
-    ///   ``enqueue(_:)-(CallOperation)``, and those of ``CallHandle/value``.
-    public nonisolated func execute(_ operation: CallOperation) async throws -> Data {
+    ///   DataPoint runs, ``RelayError/Code/shutdown`` when it has shut down,
+    ///   ``RelayError/Code/deadlineExceeded`` past the deadline, the errors of ``enqueue(_:)-(CallOperation)``, and
+    ///   those of ``CallHandle/value``.
+    public nonisolated func execute(
+        _ operation: CallOperation, deadline: Duration? = DataPoint.executeDeadline
+    ) async throws -> Data {
+        try await executed(operation, deadline: deadline).value
+    }
+
+    /// How long `execute` waits for an operation unless told otherwise: five minutes.
+    public static let executeDeadline = Duration.seconds(300)
+
+    /// Enqueues `operation` once the DataPoint runs and waits until it finishes, or until `deadline` has passed on
+    /// the DataPoint's clock; then it cancels the operation and throws, saying what it was waiting for.
+    nonisolated func executed(_ operation: CallOperation, deadline: Duration?) async throws -> CallHandle {
         if core.read(\.lifecycle) == .idle { await core.waitUntilStarted() }
         switch core.read(\.lifecycle) {
         case .idle:
@@ -119,7 +138,36 @@ extension DataPoint {
         case .running:
             break
         }
-        return try await enqueue(operation).value
+        let handle = try await enqueue(operation)
+        guard let deadline else {
+            _ = try await handle.outcome
+            return handle
+        }
+        let clock = core.clock
+        let (end, overflow) = clock.now.addingReportingOverflow(max(.zero, deadline).relayNanoseconds)
+        let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try await handle.outcome
+                return true
+            }
+            group.addTask {
+                try await clock.sleep(until: overflow ? .max : end)
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        if finished { return handle }
+        let status = handle.status
+        // It may have finished in the meantime, which the cancel then leaves as it is.
+        guard try await cancel(operation.id) else { return handle }
+        let waiting =
+            status.map { " It was \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")" } ?? ""
+        let failure = status?.lastFailure.map { "; the last attempt found: \($0.reason)" } ?? ""
+        throw RelayError(
+            .deadlineExceeded,
+            "operation \(operation.id) did not finish within \(deadline.readable), so it was cancelled.\(waiting)\(failure)",
+            operationIDs: [operation.id])
     }
 
     /// A handle for a known operation, for example to await an outcome after a restart.

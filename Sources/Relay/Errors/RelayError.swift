@@ -49,6 +49,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case operationEncoding
             case notReplayable
             case operationUnfinished
+            case deadlineExceeded
         }
 
         private let value: Value
@@ -85,7 +86,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationCancelled = Code(.operationCancelled)
         /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
         public static let operationSkipped = Code(.operationSkipped)
-        /// ``DataPoint/execute(_:)-(CallOperation)`` waited for the DataPoint to run, and its task was cancelled first.
+        /// ``DataPoint/execute(_:deadline:)-(CallOperation,_)`` waited for the DataPoint to run, and its task was cancelled first.
         public static let notRunning = Code(.notRunning)
         /// ``DataPoint/run()`` was called while the DataPoint is already running.
         public static let alreadyRunning = Code(.alreadyRunning)
@@ -125,6 +126,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notReplayable = Code(.notReplayable)
         /// Only a finished operation can be purged; cancel it first.
         public static let operationUnfinished = Code(.operationUnfinished)
+        /// An operation did not finish within the deadline that ``DataPoint/execute(_:deadline:)-(CallOperation,_)``
+        /// waited for it; it was cancelled.
+        public static let deadlineExceeded = Code(.deadlineExceeded)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

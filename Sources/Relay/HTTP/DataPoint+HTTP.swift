@@ -20,14 +20,18 @@ extension DataPoint {
     ///     chooses: `data`, or `downloads` and `uploads` for calls with a destination or a file body.
     ///   - retryPolicy: How failed attempts are retried; five attempts, from one second up to a minute apart, unless
     ///     given.
+    ///   - deadline: How long to wait before cancelling the call and throwing ``RelayError/Code/deadlineExceeded``:
+    ///     a host that does not answer ends here, with the reason; ``executeDeadline`` unless given, `nil` for none.
     /// - Returns: The accepted response.
     /// - Throws: ``RelayError``: the call's validation errors, ``RelayError/Code/operationFailed`` when the call
     ///   fails for good (a status that is neither accepted nor retryable, or retries used up), and the errors of
-    ///   ``execute(_:)-(CallOperation)``.
+    ///   ``execute(_:deadline:)-(CallOperation,_)``.
     public nonisolated func execute(
-        _ call: HTTPCall, on sequence: CallSequence.Name? = nil, retryPolicy: RetryPolicy = .default
+        _ call: HTTPCall, on sequence: CallSequence.Name? = nil, retryPolicy: RetryPolicy = .default,
+        deadline: Duration? = DataPoint.executeDeadline
     ) async throws -> CallResponse {
-        try await enqueue(CallOperation.http(call, sequenceName: sequence, retryPolicy: retryPolicy)).response
+        let operation = try CallOperation.http(call, sequenceName: sequence, retryPolicy: retryPolicy)
+        return try await executed(operation, deadline: deadline).response
     }
 
     /// Enqueues an HTTP call, waits for its response, and decodes the JSON body.
@@ -40,19 +44,21 @@ extension DataPoint {
     ///   - call: The call.
     ///   - type: The type of the body.
     ///   - decoder: The decoder; a default `JSONDecoder` unless given.
-    ///   - sequence: The sequence it runs on (see ``execute(_:on:retryPolicy:)``).
+    ///   - sequence: The sequence it runs on (see ``execute(_:on:retryPolicy:deadline:)``).
     ///   - retryPolicy: How failed attempts are retried.
+    ///   - deadline: How long to wait (see ``execute(_:on:retryPolicy:deadline:)``).
     /// - Returns: The decoded body.
-    /// - Throws: The errors of ``execute(_:on:retryPolicy:)``, and ``RelayError/Code/responseDecoding`` when the body
-    ///   does not decode.
+    /// - Throws: The errors of ``execute(_:on:retryPolicy:deadline:)``, and ``RelayError/Code/responseDecoding`` when
+    ///   the body does not decode.
     public nonisolated func execute<Value: Decodable>(
         _ call: HTTPCall,
         as type: Value.Type,
         using decoder: JSONDecoder = JSONDecoder(),
         on sequence: CallSequence.Name? = nil,
-        retryPolicy: RetryPolicy = .default
+        retryPolicy: RetryPolicy = .default,
+        deadline: Duration? = DataPoint.executeDeadline
     ) async throws -> Value {
-        try await execute(call, on: sequence, retryPolicy: retryPolicy).decode(type, using: decoder)
+        try await execute(call, on: sequence, retryPolicy: retryPolicy, deadline: deadline).decode(type, using: decoder)
     }
 }
 

@@ -72,7 +72,7 @@ extension PipelineStateMachine {
     }
 
     private mutating func failOffline(_ slot: Int32, lane l: Int, limit: Duration, now: Int64) {
-        let reason = lanes[l].offline.reason(of: slot) ?? graph[slot].record.operation.destination
+        let reason = lanes[l].offline.reason(of: slot)?.reason ?? graph[slot].record.operation.destination
         let failure = CallFailure(
             reason: "offline past its maximum elapsed time of \(limit.readable): \(reason)",
             attempts: Int(graph[slot].attempts), cause: .offlineTooLong)

@@ -58,7 +58,9 @@ extension PipelineStateMachine {
             return .executorNotRegistered(graph[s].record.operation.kind)
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
-        if let reason = lane.offline.reason(of: s) { return .offline(reason) }
+        if let offline = lane.offline.reason(of: s) {
+            return .offline("\(offline.reason), since \(date(offline.since).readable)")
+        }
         let heldUntil = timers.holdEnd(s)
         let retryAt = timers.retryTime(of: s) ?? OperationSlot.never
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }

@@ -5,7 +5,9 @@ import Foundation
 /// Delays grow exponentially from ``initialDelay`` by ``multiplier``, are capped at ``maximumDelay``, and with
 /// ``Jitter-swift.enum/full`` jitter are drawn uniformly between zero and that bound, so that many clients do not retry
 /// in lockstep. The policy gives up, and the operation becomes `failed`, after ``maximumAttempts`` attempts or once the
-/// next attempt would start later than ``maximumElapsed`` after the first one.
+/// next attempt would start later than ``maximumElapsed`` after the first one. Time that an operation waits for an
+/// offline destination counts toward ``maximumElapsed``, which is one day by default, so that no operation waits for
+/// an unreachable host for ever unless its policy says so.
 ///
 /// ```swift
 /// let patient = RetryPolicy(maximumAttempts: 8, initialDelay: .milliseconds(200), maximumDelay: .seconds(30))
@@ -41,14 +43,15 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
     ///   - initialDelay: The bound on the delay before the second attempt.
     ///   - multiplier: The growth factor of the bound per attempt.
     ///   - maximumDelay: The cap on any delay.
-    ///   - maximumElapsed: The longest time from the first attempt to a retry; `nil` for no limit.
+    ///   - maximumElapsed: The longest time from the first attempt to a retry, offline time included; one day by
+    ///     default, `nil` for no limit.
     ///   - jitter: How the delay is randomized.
     public init(
         maximumAttempts: Int = 5,
         initialDelay: Duration = .seconds(1),
         multiplier: Double = 2,
         maximumDelay: Duration = .seconds(60),
-        maximumElapsed: Duration? = nil,
+        maximumElapsed: Duration? = .seconds(86_400),
         jitter: Jitter = .full
     ) {
         self.maximumAttempts = maximumAttempts

@@ -64,11 +64,15 @@ extension DataPoint {
 
     /// Enqueues a typed operation and waits for its output.
     ///
-    /// - Parameter call: The operation.
+    /// - Parameters:
+    ///   - call: The operation.
+    ///   - deadline: How long to wait (see ``execute(_:deadline:)-(CallOperation,_)``).
     /// - Returns: Its output.
-    /// - Throws: The errors of ``execute(_:)-(CallOperation)`` and of ``TypedHandle/value``.
-    public nonisolated func execute<Operation>(_ call: TypedCall<Operation>) async throws -> Operation.Output {
-        try TypedHandle<Operation>.output(from: try await execute(call.operation), of: call.id)
+    /// - Throws: The errors of ``execute(_:deadline:)-(CallOperation,_)`` and of ``TypedHandle/value``.
+    public nonisolated func execute<Operation>(
+        _ call: TypedCall<Operation>, deadline: Duration? = DataPoint.executeDeadline
+    ) async throws -> Operation.Output {
+        try TypedHandle<Operation>.output(from: try await execute(call.operation, deadline: deadline), of: call.id)
     }
 
     /// Enqueues an input for a typed operation, on the default sequence, and waits for its output.
@@ -80,13 +84,14 @@ extension DataPoint {
     /// - Parameters:
     ///   - type: The operation's type.
     ///   - input: The input.
+    ///   - deadline: How long to wait (see ``execute(_:deadline:)-(CallOperation,_)``).
     /// - Returns: Its output.
     /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the errors
-    ///   of ``execute(_:)-(TypedCall<Operation>)``.
+    ///   of ``execute(_:deadline:)-(TypedCall<Operation>,_)``.
     public nonisolated func execute<Operation: TypedOperation>(
-        _ type: Operation.Type, _ input: Operation.Input
+        _ type: Operation.Type, _ input: Operation.Input, deadline: Duration? = DataPoint.executeDeadline
     ) async throws -> Operation.Output {
-        try await execute(TypedCall<Operation>(input))
+        try await execute(TypedCall<Operation>(input), deadline: deadline)
     }
 
     /// A typed handle to a known operation, for example after a restart.

@@ -40,6 +40,38 @@ struct HTTPOfflineDestinationTests {
         }
     }
 
+    @Test("S12: execute against a closed port gives up at its deadline, cancels the call, and says it was offline")
+    func executeEndsAtItsDeadline() async throws {
+        let closed = try LoopbackServer()
+        let closedURL = closed.url("/orders")
+        closed.stop()
+        #expect(RetryPolicy.default.maximumElapsed == .seconds(86_400), "an enqueued call's default ends too")
+        try await withManualPoint { point, clock in
+            let recorder = EventRecorder(point)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let error = await #expect(throws: RelayError.self) {
+                        _ = try await point.execute(HTTPCall(method: .post, url: closedURL), deadline: .seconds(10))
+                    }
+                    #expect(error?.code == .deadlineExceeded)
+                    let message = error?.message ?? ""
+                    #expect(message.contains("did not finish within 10 s, so it was cancelled"), "\(message)")
+                    #expect(message.contains("offline: \(closedURL.origin)"), "\(message)")
+                    #expect(message.contains(", since "), "\(message)")
+                    #expect(message.contains("after 0 attempts"), "\(message)")
+                }
+                let offline = await recorder.waitFor { $0.kind.isOffline }
+                let id = try #require(offline.first?.operationID ?? recorder.events.first?.operationID)
+                clock.advance(by: .seconds(10))
+                try await group.waitForAll()
+                guard case .finished(.cancelled) = point.status(of: id)?.state else {
+                    Issue.record("the call was not cancelled: \(String(describing: point.status(of: id)))")
+                    return
+                }
+            }
+        }
+    }
+
     @Test("S9: a host that answers probes but drops every call spends attempts after three rounds, then fails")
     func answeringHostThatDropsCallsFails() async throws {
         let server = try LoopbackServer()

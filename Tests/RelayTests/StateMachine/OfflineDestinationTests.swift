@@ -41,7 +41,9 @@ struct OfflineDestinationTests {
         #expect(actions.records.contains { $0.kind == .attemptReturned })
         #expect(!actions.records.contains { $0.kind == .started && $0.operationID == second.id })
         for id in [first.id, second.id] {
-            #expect(test.state(of: id, now: 1) == .pending(.offline("mail: connection refused")))
+            #expect(
+                test.state(of: id, now: 1)
+                    == .pending(.offline("mail: connection refused, since 1970-01-01T00:00:00.000Z")))
             #expect(test.status(of: id, now: 1)?.attempts == 0)
         }
         #expect(test.counts.offline == 2)

@@ -141,7 +141,7 @@ struct WorkerBatchTests {
         #expect(!batch.shared.mayRun(1))
         // The claimed operations go to the same destination: given back, they wait for it, unstarted.
         #expect(batch.report(ran: 1).parks)
-        #expect(batch.state(1) == .pending(.offline("noop: unreachable")))
+        #expect(batch.state(1) == .pending(.offline("noop: unreachable, since 1970-01-01T00:00:00.000Z")))
     }
 
     @Test("S11: a worker cancelled through its signal, as when an attempt deadline passes, starts none of its claims")

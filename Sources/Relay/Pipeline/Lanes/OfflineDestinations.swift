@@ -28,6 +28,8 @@ struct OfflineDestinations: Sendable {
     private struct Destination: Sendable {
         /// Why it is offline, naming it.
         var reason: String
+        /// When it went offline, on the clock.
+        var since: Int64
         var executor: any CallExecutor
         /// The waiting operations in the order they came; the first is the one a probe sends.
         var waiting: [Int32]
@@ -67,9 +69,9 @@ struct OfflineDestinations: Sendable {
         destinations[destination] != nil
     }
 
-    /// Why the operation waits, naming its destination; `nil` when it does not wait for one.
-    func reason(of slot: Int32) -> String? {
-        parked[slot].flatMap { destinations[$0]?.reason }
+    /// Why the operation waits, naming its destination, and since when; `nil` when it does not wait for one.
+    func reason(of slot: Int32) -> (reason: String, since: Int64)? {
+        parked[slot].flatMap { destinations[$0] }.map { ($0.reason, $0.since) }
     }
 
     func isWaiting(_ slot: Int32) -> Bool {
@@ -92,7 +94,7 @@ struct OfflineDestinations: Sendable {
         }
         let named = reason.hasPrefix(destination) ? reason : "\(destination): \(reason)"
         destinations[destination] = Destination(
-            reason: named, executor: executor, waiting: [slot], nextProbe: now &+ Self.firstProbeDelay,
+            reason: named, since: now, executor: executor, waiting: [slot], nextProbe: now &+ Self.firstProbeDelay,
             delay: Self.firstProbeDelay)
         return true
     }
