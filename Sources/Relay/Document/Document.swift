@@ -218,6 +218,38 @@ struct Document: Sendable {
         return related
     }
 
+    /// Checks a transaction's relations before anything of it applies: each names two models that the document
+    /// holds, or that the transaction upserts before the relation and does not remove (S23).
+    func checkRelations(in changes: [ModelChange]) throws(RelayError) {
+        var touched: [Alias: Bool] = [:]
+        for change in changes {
+            if change.collection == Self.relations {
+                guard change.encoded != nil, let relation = Relation(storedID: change.id) else { continue }
+                for model in [relation.from, relation.to] {
+                    let exists = touched[model] ?? (collections[model.collection]?.contains(model.id) == true)
+                    guard exists else {
+                        throw RelayError(
+                            .modelNotFound,
+                            "the relation \(relation.from) \(relation.kind) \(relation.to) names \(model), which is not "
+                                + "stored; upsert it first, or earlier in the same transaction")
+                    }
+                }
+            } else if change.collection != Self.values {
+                touched[Alias(collection: change.collection, id: change.id)] = change.encoded != nil
+            }
+        }
+    }
+
+    /// The removals of every relation that names a model these changes removed, once they are applied (S23).
+    func relationsOfRemoved(_ changes: [ModelChange]) -> [ModelChange] {
+        var relations = Set<Relation>()
+        for change in changes
+        where change.encoded == nil && change.collection != Self.relations && change.collection != Self.values {
+            relations.formUnion(index.relations(naming: Alias(collection: change.collection, id: change.id)))
+        }
+        return relations.map { $0.change(removing: true) }.sorted { $0.id < $1.id }
+    }
+
     /// The changes that erase `roots` as S23 says: each root, what it owns that no other living owner keeps, through
     /// any depth, and every relation that names an erased model; roots that are not there erase nothing.
     func erasure(of roots: [Alias]) -> [ModelChange] {

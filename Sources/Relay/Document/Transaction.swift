@@ -38,7 +38,18 @@ public struct Transaction: Sendable {
         changes.append(ModelChange(collection: collection, id: id, encoded: encoded))
     }
 
-    /// Stages the removal of a model; removing one that is not there changes nothing.
+    /// Stages the removal of a model, and of every relation that names it; removing one that is not there changes
+    /// nothing.
+    ///
+    /// What it owns stays: ``erase(_:)`` takes that too.
+    ///
+    /// - Parameter model: The model; its type must be registered.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func remove<M: Model>(_ model: M) throws {
+        try remove(M.self, id: model.id)
+    }
+
+    /// Stages the removal of the model of type `type` with id `id`, as ``remove(_:)`` does.
     ///
     /// - Parameters:
     ///   - type: The model's type; it must be registered.
@@ -50,11 +61,15 @@ public struct Transaction: Sendable {
 
     /// Stages a relation between two models (S23); setting one that is there changes nothing.
     ///
+    /// Both models must be stored, or upserted earlier in the same transaction: the transaction is rejected
+    /// otherwise, and nothing of it applies.
+    ///
     /// - Parameters:
     ///   - model: The first model; its type must be registered.
     ///   - kind: How it relates to the second: it owns it, is owned by it, or is linked to it.
     ///   - other: The second model; its type must be registered.
-    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered; the
+    ///   transaction throws ``RelayError/Code/modelNotFound`` when it commits if either model is not stored.
     public mutating func relate<A: Model, B: Model>(_ model: A, _ kind: Relationship, _ other: B) throws {
         changes.append(Relation(try alias(of: model), kind, try alias(of: other)).change(removing: false))
     }
@@ -80,6 +95,16 @@ public struct Transaction: Sendable {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public mutating func erase<M: Model>(_ model: M) throws {
         erasures.append(try alias(of: model))
+    }
+
+    /// Stages the erasure of the model of type `type` with id `id`, as ``erase(_:)`` does.
+    ///
+    /// - Parameters:
+    ///   - type: The model's type; it must be registered.
+    ///   - id: The model's id.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
+    public mutating func erase<M: Model>(_ type: M.Type, id: M.ID) throws {
+        erasures.append(Alias(collection: try collection(of: type), id: M.documentKey(of: id)))
     }
 
     /// Stages a small value under a key, in the document's key-values; it replaces the key's value.

@@ -3,6 +3,9 @@ import Foundation
 extension CallKind {
     /// HTTP calls, run by the ``HTTPExecutor`` that every DataPoint registers.
     public static let http: CallKind = "http"
+    /// Where the pipeline looks for the executor of an HTTP call that must not go out without its authorizer: an
+    /// ``HTTPExecutor`` with a ``RequestAuthorizer`` is registered under this kind too.
+    static let authorizedHTTP: CallKind = "http, with its authorizer"
 }
 
 extension CallOperation {

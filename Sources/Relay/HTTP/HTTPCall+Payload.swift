@@ -4,6 +4,26 @@ extension HTTPCall {
     /// The first byte of a binary payload; JSON payloads, which earlier versions stored, start with `{`.
     private static let binaryMark: UInt8 = 0xB1
     private static let binaryVersion: UInt8 = 1
+    /// The same layout, from a call enqueued where a ``RequestAuthorizer`` would authorize it: it is never sent
+    /// without one (see ``requiresAuthorizer(_:)``).
+    private static let authorizedVersion: UInt8 = 2
+
+    /// Whether an HTTP operation's payload says that the call goes out only through an executor with an authorizer.
+    ///
+    /// One byte is read, so that the pipeline can ask whenever it picks an executor.
+    static func requiresAuthorizer(_ payload: Data) -> Bool {
+        payload.count > 1 && payload.first == binaryMark && payload[payload.startIndex + 1] == authorizedVersion
+    }
+
+    /// The payload of the same call, marked as one that is never sent without an authorizer.
+    static func requiringAuthorizer(_ payload: Data) -> Data {
+        guard payload.count > 1, payload.first == binaryMark, payload[payload.startIndex + 1] == binaryVersion else {
+            return payload
+        }
+        var marked = payload
+        marked[marked.startIndex + 1] = authorizedVersion
+        return marked
+    }
 
     /// The call as an operation's payload: a compact binary form with sorted headers, so the same call always makes
     /// the same bytes.
@@ -59,7 +79,9 @@ extension HTTPCall {
 
     private static func read(from bytes: UnsafeRawBufferPointer) throws(ByteReader.Malformed) -> HTTPCall {
         var reader = ByteReader(bytes)
-        guard try reader.byte() == binaryMark, try reader.byte() == binaryVersion else { throw ByteReader.Malformed() }
+        guard try reader.byte() == binaryMark, [binaryVersion, authorizedVersion].contains(try reader.byte()) else {
+            throw ByteReader.Malformed()
+        }
         let method = Method(rawValue: try reader.string())
         let url = try Self.url(try reader.string())
         var headers: [String: String] = [:]

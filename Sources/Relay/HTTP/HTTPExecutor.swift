@@ -10,7 +10,9 @@ import Synchronization
 /// Runs ``CallKind/http`` operations: sends the ``HTTPCall`` in the payload and judges the response.
 ///
 /// Every DataPoint registers one for ``CallKind/http`` on its own clock. Give another when the DataPoint opens to
-/// change the transport or add a ``RequestAuthorizer``, so that a reopened store's calls never start without it:
+/// change the transport or add a ``RequestAuthorizer``. A call enqueued while an executor with an authorizer is
+/// registered never goes out without one: reopened, it waits (its status says so) until such an executor is
+/// registered again.
 ///
 /// ```swift
 /// let point = try await DataPoint(
@@ -48,6 +50,10 @@ public struct HTTPExecutor: CallExecutor {
         self.authorizer = authorizer
         self.clock = ClockSource(clock)
     }
+
+    /// Whether it has a ``RequestAuthorizer``: the calls enqueued while it is registered then never go out without
+    /// one, even after a restart whose code registers the authorizer late.
+    var authorizes: Bool { authorizer != nil }
 
     /// Runs one attempt of an HTTP operation.
     ///

@@ -199,6 +199,13 @@ final class PipelineCore: Sendable {
         _ operations: [CallOperation], changes: [ModelChange] = [], erasures: [Alias] = [],
         startTimes: [UUID: Int64] = [:]
     ) async throws(RelayError) -> [OperationRecord] {
+        var operations = operations
+        // HTTP calls enqueued where an authorizer authorizes them are marked, so that they never go out without one.
+        if operations.contains(where: { $0.kind == .http }), read({ $0.executorIndex[.authorizedHTTP] != nil }) {
+            for index in operations.indices where operations[index].kind == .http {
+                operations[index].payload = HTTPCall.requiringAuthorizer(operations[index].payload)
+            }
+        }
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
@@ -208,6 +215,12 @@ final class PipelineCore: Sendable {
             let applied: Transition<AppliedCommit>
             do throws(RelayError) {
                 applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+                    // Checked before anything applies, against the document as earlier commits leave it.
+                    if !changes.isEmpty {
+                        try document.withLock { (document) throws(RelayError) in
+                            try document.checkRelations(in: changes)
+                        }
+                    }
                     let before = machine.graph.lastSnapshot
                     let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
                     if !startTimes.isEmpty {
@@ -221,7 +234,10 @@ final class PipelineCore: Sendable {
                         // an erasure cascades over the document as the transaction's other changes leave it.
                         let all = document.withLock { document in
                             document.stage(changes)
-                            let cascade = erasures.isEmpty ? [] : document.erasure(of: erasures)
+                            // Removed models take their relations with them; erased ones what they own too.
+                            let cascade =
+                                document.relationsOfRemoved(changes)
+                                + (erasures.isEmpty ? [] : document.erasure(of: erasures))
                             document.stage(cascade)
                             return changes + cascade
                         }

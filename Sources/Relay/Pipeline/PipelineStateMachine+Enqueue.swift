@@ -94,8 +94,9 @@ extension PipelineStateMachine {
                 }
                 lane = (name, number)
             }
-            if executor?.kind != batch[position].kind {
-                let kind = batch[position].kind
+            let executorKind = Self.executorKind(of: batch[position])
+            if executor?.kind != executorKind {
+                let kind = executorKind
                 guard let number = executorIndex[kind] else {
                     let id = batch[position].id
                     throw RelayError(

@@ -152,7 +152,7 @@ extension PipelineStateMachine {
                 let number = graph.restore(
                     records[position],
                     lane: placeholderLane(entry.operation.sequenceName),
-                    executor: executorIndex[entry.operation.kind] ?? -1,
+                    executor: executorIndex[Self.executorKind(of: entry.operation)] ?? -1,
                     snapshot: entry.operation.snapshot ?? 0,
                     enqueuedAt: clock.time(of: entry.enqueuedAt),
                     in: &directory

@@ -54,8 +54,11 @@ extension PipelineStateMachine {
         let entry = graph[s]
         let lane = lanes[Int(entry.lane)]
         if !lane.isRegistered { return .sequenceNotRegistered(lane.name) }
-        if entry.executor < 0 && executorIndex[graph[s].record.operation.kind] == nil {
-            return .executorNotRegistered(graph[s].record.operation.kind)
+        if entry.executor < 0 {
+            let kind = Self.executorKind(of: graph[s].record.operation)
+            if executorIndex[kind] == nil {
+                return kind == .authorizedHTTP ? .authorizerNotRegistered : .executorNotRegistered(kind)
+            }
         }
         if entry.unfinishedDependencies > 0 { return .dependencies(Int(entry.unfinishedDependencies)) }
         if let offline = lane.offline.reason(of: s) {

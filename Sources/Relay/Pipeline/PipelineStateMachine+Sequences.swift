@@ -124,7 +124,16 @@ extension PipelineStateMachine {
 
     // MARK: - Executors
 
+    /// The kind whose executor runs `operation`: its own, or for an HTTP call enqueued where an authorizer would
+    /// authorize it, one that has an authorizer (S18).
+    static func executorKind(of operation: CallOperation) -> CallKind {
+        operation.kind == .http && HTTPCall.requiresAuthorizer(operation.payload) ? .authorizedHTTP : operation.kind
+    }
+
     mutating func register(_ executor: any CallExecutor, for kind: CallKind, now: Int64) {
+        if kind == .http, (executor as? HTTPExecutor)?.authorizes == true {
+            register(executor, for: .authorizedHTTP, now: now)
+        }
         if let existing = executorIndex[kind] {
             executors[Int(existing)] = executor
             return
@@ -154,7 +163,7 @@ extension PipelineStateMachine {
             return
         }
         if graph[slot].executor < 0 {
-            let kind = graph[slot].record.operation.kind
+            let kind = Self.executorKind(of: graph[slot].record.operation)
             guard let executor = executorIndex[kind] else {
                 waitingForExecutor[kind, default: []].append(slot)
                 return

@@ -30,6 +30,9 @@ public struct CallStatus: Sendable, Hashable {
         case sequenceNotRegistered(CallSequence.Name)
         /// No executor is registered for its kind (only after a reload).
         case executorNotRegistered(CallKind)
+        /// An HTTP call enqueued where a ``RequestAuthorizer`` authorized calls waits for an ``HTTPExecutor`` with one:
+        /// it is never sent without its credentials.
+        case authorizerNotRegistered
         /// This many dependencies have not finished yet.
         case dependencies(Int)
         /// A hold keeps it until this date.
@@ -92,6 +95,7 @@ extension CallStatus.Waiting: CustomStringConvertible {
         switch self {
         case .sequenceNotRegistered(let name): "sequence \(name) is not registered"
         case .executorNotRegistered(let kind): "no executor for kind \(kind)"
+        case .authorizerNotRegistered: "waiting for an HTTP executor with a RequestAuthorizer"
         case .dependencies(1): "waiting for 1 dependency"
         case .dependencies(let count): "waiting for \(count) dependencies"
         case .held(let until): "held until \(until.readable)"

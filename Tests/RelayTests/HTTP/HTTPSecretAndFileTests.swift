@@ -225,4 +225,37 @@ struct HTTPSecretAndFileTests {
         #expect(server.requests(to: "/orders").count == 32)
         #expect(server.requests.allSatisfy { $0.header("Authorization") == Self.token })
     }
+
+    @Test("S18: restored calls enqueued with an authorizer wait for one, however late the program registers it")
+    func restoredCallsWaitForTheirAuthorizer() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/orders", .status(201))
+        try await withTemporaryFolder { folder in
+            let operations = try (0..<8).map { number in
+                try CallOperation.http(
+                    HTTPCall(method: .post, url: server.url("/orders"), body: .data(Data("{\"n\":\(number)}".utf8))))
+            }
+            // Enqueued where an authorizer authorizes HTTP calls, by a DataPoint that never ran.
+            let executors: [CallKind: any CallExecutor] = [.http: HTTPExecutor(authorizer: Credentials())]
+            let writer = try await DataPoint(storage: .file(at: folder.url), executors: executors)
+            try await writer.enqueue(operations)
+            await writer.shutdown()
+
+            // Reopened without it: the authorizer comes in the body, after the restored calls could have started.
+            try await DataPoint.with(storage: .file(at: folder.url)) { point in
+                for operation in operations {
+                    #expect(point.status(of: operation.id)?.state == .pending(.authorizerNotRegistered))
+                }
+                #expect(server.requests.isEmpty)
+                point.register(HTTPExecutor(authorizer: Credentials()), for: .http)
+                for operation in operations {
+                    let response = try await point.handle(for: operation.id).response
+                    #expect(response.status == 201)
+                }
+            }
+        }
+        #expect(server.requests(to: "/orders").count == 8)
+        #expect(server.requests.allSatisfy { $0.header("Authorization") == Self.token })
+    }
 }
