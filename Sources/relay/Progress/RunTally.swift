@@ -35,11 +35,12 @@ struct RunTally: Sendable {
             if !lanes.contains(where: { $0.name == entry.sequence }) { lanes.append(Lane(name: entry.sequence)) }
             let lane = lanes.firstIndex { $0.name == entry.sequence }!
             lanes[lane].total += 1
-            laneOfCall[entry.operation] = lane
             if let result = finishedEarlier[entry.operation] {
                 lanes[lane].done += 1
                 self.finishedEarlier += 1
                 count(result, call: entry.name)
+            } else {
+                laneOfCall[entry.operation] = lane
             }
         }
     }
@@ -71,6 +72,16 @@ struct RunTally: Sendable {
         default: break
         }
         return true
+    }
+
+    /// Counts a call that finished with `result` if no event of it was counted: one that ended while the run stopped,
+    /// after its event stream had ended, as the store holds it.
+    mutating func settle(_ id: UUID, _ result: CallResult, runTime: Duration) {
+        guard let lane = laneOfCall.removeValue(forKey: id) else { return }
+        lanes[lane].done += 1
+        lanes[lane].doneNow += 1
+        if case .completed = result { runTimes.append(runTime.seconds) }
+        count(result, call: names[id] ?? id.uuidString)
     }
 
     private mutating func count(_ result: CallResult, call: String) {

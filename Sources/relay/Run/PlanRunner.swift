@@ -81,7 +81,14 @@ struct PlanRunner: Sendable {
         }
         await point.shutdown()
         try await running
-        let final = await reported
+        var final = await reported
+        // Calls that finished during the grace period ended after the event stream did: the store has them.
+        for entry in record.calls {
+            guard let status = point.status(of: entry.operation), case .finished(let result) = status.state else {
+                continue
+            }
+            final.settle(entry.operation, result, runTime: status.metrics.runTime)
+        }
         if json {
             Output.line(TerminalBoard.summaryJSON(final, interrupted: interrupted))
         } else {

@@ -191,26 +191,38 @@ extension RelayCommandTests {
             }
         }
 
-        @Test("relay run: Ctrl-C lets the running call finish and stops; the same command resumes the rest")
+        @Test(
+            "relay run: Ctrl-C lets running calls finish and stops; the summary counts them; the same command resumes")
         func interruptAndResume() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
+            server.setDefault("/slow", LoopbackServer.Reply.json("{}").heldUntilReleased())
+            server.setDefault("/next", .json("{}"))
             try await withTemporaryFolder { folder in
-                let plan = try slowThenNextPlan(server, in: folder)
+                let plan = try writePlan(
+                    """
+                    {"sequences": [{"name": "api", "bunchSize": 3}],
+                     "calls": [{"name": "slow", "url": "\(server.url("/slow"))", "sequence": "api"},
+                      {"name": "slow-2", "url": "\(server.url("/slow"))", "sequence": "api"},
+                      {"name": "slow-3", "url": "\(server.url("/slow"))", "sequence": "api"},
+                      {"name": "next", "url": "\(server.url("/next"))", "dependsOn": ["slow"]}]}
+                    """, in: folder)
                 let child = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
-                await server.waitForRequests(1)
+                await server.waitForRequests(3)
                 child.send(SIGINT)
                 await child.waitForOutput(containing: #""stopping""#)
                 server.releaseStalled()
                 #expect(await child.exit() == 130)
                 #expect(server.requests(to: "/next").isEmpty)
-                #expect(objects(child.out).last?["interrupted"] as? Bool == true)
+                let summary = objects(child.out).last
+                #expect(summary?["interrupted"] as? Bool == true)
+                #expect(summary?["completed"] as? Int == 3, "the calls that finished in the grace period count")
 
                 let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
                 #expect(resumed.status == 0, "\(resumed.err)")
-                #expect(server.requests(to: "/slow").count == 1)
+                #expect(server.requests(to: "/slow").count == 3)
                 #expect(server.requests(to: "/next").count == 1)
-                #expect(objects(resumed.out).last?["finishedEarlier"] as? Int == 1)
+                #expect(objects(resumed.out).last?["finishedEarlier"] as? Int == 3)
             }
         }
     }
