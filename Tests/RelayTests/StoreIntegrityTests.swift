@@ -41,10 +41,37 @@ struct StoreIntegrityTests {
                     } else {
                         #expect(report.tornTailOffset == lastRecord, "cut at \(cut)")
                         #expect(report.truncatedBytes == cut - lastRecord)
+                        #expect(!report.tailWasDamaged, "a frame cut short is a torn write")
                     }
                     #expect(state.operations.count == intact)
                     let truncated = try FileManager.default.attributesOfItem(atPath: folder.journal.path)[.size] as? Int
                     #expect(truncated == lastRecord)
+                    try await storage.close()
+                }
+            }
+        }
+    }
+
+    @Test("S17: a bit flipped in the complete last frame is reported as damage, with where and what it lost")
+    func damagedLastFrame() async throws {
+        try await withTemporaryFolder { source in
+            let (bytes, lastRecord) = try await journalAfterCrash(in: source)
+            let intact = try FileStorage.inspect(at: source.url).state.operations.count
+            for position in stride(from: lastRecord + 12, to: bytes.count, by: 7) {
+                try await withTemporaryFolder { folder in
+                    try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+                    var damaged = bytes
+                    damaged[position] ^= 0x04
+                    try damaged.write(to: folder.journal)
+                    let storage = FileStorage(at: folder.url)
+                    let state = try await storage.open()
+                    let report = try #require(storage.recoveryReport)
+                    #expect(report.tailWasDamaged, "byte \(position)")
+                    #expect(report.tornTailOffset == lastRecord)
+                    #expect(report.truncatedBytes == bytes.count - lastRecord)
+                    #expect(report.description.contains("was damaged"), "\(report)")
+                    #expect(report.description.contains("at byte \(lastRecord)"), "\(report)")
+                    #expect(state.operations.count == intact)
                     try await storage.close()
                 }
             }

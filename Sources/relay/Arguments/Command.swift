@@ -18,10 +18,12 @@ enum Command: String, CaseIterable, Sendable {
                 name: "run", summary: "Run a plan of HTTP calls durably; running it again resumes where it stopped.",
                 arguments: ["PLAN.json"], options: [CommandSpec.store, CommandSpec.json],
                 details: """
-                    A plan is a JSON document: {"name", "sequences": [{"name", "bunchSize", "algorithm"}], "calls": [{"name", \
+                    A plan is a JSON document: {"name", "deadline", "sequences": [{"name", "bunchSize", "algorithm"}], "calls": [{"name", \
                     "method", "url", "headers", "secretHeaders", "body" or "bodyFile", "download", "dependsOn", "sequence", \
                     "priority", "retry": {"attempts", "initialDelay", "maximumDelay"}, "timeout"}]}. Secret headers name \
-                    environment variables ("Bearer ${TOKEN}"), read when each request is sent and never stored.
+                    environment variables ("Bearer ${TOKEN}"), read when each request is sent and never stored. Past \
+                    "deadline" seconds, the calls that have not finished are cancelled; without one, a call's retries \
+                    still end after a day.
 
                     On a terminal it draws a bar per sequence; on a pipe, or with --json, it prints one JSON line per event. \
                     Ctrl-C stops gracefully. Exit status: 0 when every call completed, 1 when one failed, 2 for a bad \

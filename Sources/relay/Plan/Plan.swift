@@ -51,6 +51,9 @@ struct Plan: Codable, Sendable, Equatable {
     var name: String
     var sequences: [Sequence]
     var calls: [Call]
+    /// How long a run waits, in seconds, before it cancels the calls that have not finished and exits 1; `nil` for no
+    /// limit of the plan's own (each call's retries still end after a day).
+    var deadline: Double?
 
     /// A digest of the plan as parsed, so that a store can tell whether a plan changed between runs: FNV-1a over its
     /// canonical JSON form.

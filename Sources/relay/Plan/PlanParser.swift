@@ -32,9 +32,13 @@ struct PlanParser {
         } catch {
             throw PlanError(field: "plan", message: "is not JSON: \(error.localizedDescription)")
         }
-        let object = try Fields(root, at: "", allowed: ["name", "sequences", "calls"])
+        let object = try Fields(root, at: "", allowed: ["name", "sequences", "calls", "deadline"])
         let name = try object.string("name") ?? defaultName
         guard !name.isEmpty else { throw PlanError(field: "name", message: "must not be empty") }
+        let deadline = try object.double("deadline")
+        if let deadline, !(deadline > 0 && deadline.isFinite) {
+            throw PlanError(field: "deadline", message: "must be a positive number of seconds")
+        }
         var sequences: [Plan.Sequence] = []
         for (index, value) in try object.array("sequences").enumerated() {
             sequences.append(try sequence(value, at: "sequences[\(index)]", declared: sequences))
@@ -51,7 +55,7 @@ struct PlanParser {
             calls.append(call)
         }
         try checkDependencies(of: calls)
-        return Plan(name: name, sequences: sequences, calls: calls)
+        return Plan(name: name, sequences: sequences, calls: calls, deadline: deadline)
     }
 
     private func sequence(_ value: Any, at path: String, declared: [Plan.Sequence]) throws(PlanError) -> Plan.Sequence {

@@ -21,6 +21,10 @@ struct PlanRunner: Sendable {
         let point = try await DataPoint(
             storage: .file(at: store), configuration: configuration, executors: [.http: executor])
         try point.register(PlanRecord.self, as: PlanRecord.collection)
+        // What recovery did, in words, whenever it did more than read the store back.
+        if let report = point.recoveryReport, report.cutSomething || report.interruptedOperations > 0 {
+            Output.error("relay: the store at \(store.path) was recovered: \(report).")
+        }
         return point
     }
 
@@ -70,15 +74,8 @@ struct PlanRunner: Sendable {
         let tally = RunTally(record: record, finishedEarlier: finishedEarlier, started: Date())
         async let reported = Self.report(events, tally: tally, json: json, broadcast: broadcast)
         async let running: Void = point.run()
-        var interrupted = false
-        for entry in record.calls where finishedEarlier[entry.operation] == nil {
-            do {
-                _ = try await point.handle(for: entry.operation).outcome
-            } catch let error as RelayError where error.code == .shutdown {
-                interrupted = true
-                break
-            }
-        }
+        let unfinished = record.calls.map(\.operation).filter { finishedEarlier[$0] == nil }
+        let interrupted = await Self.awaitCalls(unfinished, on: point, deadline: plan.deadline, json: json)
         await point.shutdown()
         try await running
         var final = await reported
@@ -96,6 +93,50 @@ struct PlanRunner: Sendable {
         }
         if interrupted { return .interrupted }
         return final.succeeded ? .success : .failure
+    }
+
+    /// Waits until every call has finished, or the DataPoint stops (Ctrl-C); returns whether it stopped first.
+    ///
+    /// Past the plan's deadline, the calls that have not finished are cancelled, and the wait ends as they do.
+    private static func awaitCalls(
+        _ ids: [UUID], on point: DataPoint, deadline: Double?, json: Bool
+    ) async -> Bool {
+        await withTaskGroup(of: Bool?.self) { group in
+            group.addTask {
+                for id in ids {
+                    do {
+                        _ = try await point.handle(for: id).outcome
+                    } catch {
+                        return true
+                    }
+                }
+                return false
+            }
+            if let deadline {
+                group.addTask {
+                    do {
+                        try await ContinuousClock().sleep(for: .seconds(deadline))
+                    } catch {
+                        return nil
+                    }
+                    var cancelled = 0
+                    for id in ids where (try? await point.cancel(id)) == true { cancelled += 1 }
+                    Output.line(
+                        json
+                            ? #"{"event":"deadline","seconds":\#(deadline),"cancelled":\#(cancelled)}"#
+                            : "The plan's deadline of \(deadline.readableSeconds) passed: \(cancelled) unfinished "
+                                + "calls cancelled.")
+                    return nil
+                }
+            }
+            var interrupted = false
+            while let next = await group.next() {
+                guard let stopped = next else { continue }
+                interrupted = stopped
+                group.cancelAll()
+            }
+            return interrupted
+        }
     }
 
     /// The plan's record: the one a store already holds for this plan, or a new one committed with the plan's

@@ -116,6 +116,27 @@ extension RelayCommandTests {
             }
         }
 
+        @Test("S12: relay run gives up at the plan's deadline: unfinished calls are cancelled, and it exits 1")
+        func planDeadline() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/slow", .stall)
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    #"{"deadline": 0.5, "calls": [{"name": "slow", "url": "\#(server.url("/slow"))"}]}"#, in: folder)
+                let run = try await CommandProcess.run(["run", plan, "--store", "s", "--json"], in: folder.url)
+                #expect(run.status == 1, "\(run.err)")
+                let events = objects(run.out)
+                #expect(events.contains { $0["event"] as? String == "deadline" && $0["cancelled"] as? Int == 1 })
+                #expect(events.last?["cancelled"] as? Int == 1)
+
+                let bad = try writePlan(#"{"deadline": -1, "calls": [{"url": "http://127.0.0.1:9/"}]}"#, in: folder)
+                let refused = try await CommandProcess.run(["run", bad, "--store", "t"], in: folder.url)
+                #expect(refused.status == 2)
+                #expect(refused.err.contains("deadline: must be a positive number of seconds"), "\(refused.err)")
+            }
+        }
+
         @Test("relay run: a bad plan exits 2 with a message that names the field, and touches no store")
         func badPlan() async throws {
             try await withTemporaryFolder { folder in

@@ -76,6 +76,7 @@ extension FileStorage {
                 if validLength < journalLength {
                     report.tornTailOffset = validLength
                     report.truncatedBytes = journalLength - validLength
+                    report.tailWasDamaged = journal.damagedTail
                 }
             }
         } else if scope == .everything, snapshotHeader != nil, !hasSealed {
@@ -105,6 +106,7 @@ extension FileStorage {
         var length: Int
         var validLength: Int
         var records: Int
+        var damagedTail = false
     }
 
     /// Replays a journal whose generation follows `folded`.
@@ -138,6 +140,7 @@ extension FileStorage {
         }
         replayed.validLength = walked.validLength
         replayed.records = walked.records
+        replayed.damagedTail = walked.damagedTail
         return replayed
     }
 }

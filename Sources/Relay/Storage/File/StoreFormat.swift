@@ -142,19 +142,21 @@ enum StoreFormat {
     /// Walks a journal's frames after its header, and hands each frame's records to `apply` once the whole frame
     /// decodes.
     ///
-    /// Returns where the valid frames end: the file's length, or the start of a torn last frame. A damaged frame that is
-    /// followed by more data is corruption, never a torn tail.
+    /// Returns where the valid frames end: the file's length, or the start of a torn or damaged last frame. A damaged
+    /// frame that is followed by more data is corruption, never a torn tail. A last frame whose bytes are all there
+    /// but whose checksum fails is damage too, not a write cut short (`damagedTail`), unless it ends in a run of zeros
+    /// from a 512-byte boundary on: what a power loss leaves in blocks that were never written.
     static func readJournal(
         _ bytes: UnsafeRawBufferPointer,
         header: Header,
         file: String,
         _ apply: ([StorageRecord]) -> Void
-    ) throws(RelayError) -> (validLength: Int, records: Int) {
+    ) throws(RelayError) -> (validLength: Int, records: Int, damagedTail: Bool) {
         var offset = header.size
         var records = 0
         while offset < bytes.count {
             let rest = bytes.count - offset
-            guard rest >= frameHeaderSize else { return (offset, records) }
+            guard rest >= frameHeaderSize else { return (offset, records, false) }
             var reader = ByteReader(bytes, offset: offset)
             // Twelve bytes remain, so these reads succeed.
             let length = (try? reader.fixed32()) ?? 0
@@ -162,16 +164,16 @@ enum StoreFormat {
             let checksum = (try? reader.fixed32()) ?? 0
             guard length == ~complement else {
                 // A write cut short leaves missing bytes, or zeros after a power loss, never wrong ones.
-                if bytes[offset...].allSatisfy({ $0 == 0 }) { return (offset, records) }
+                if bytes[offset...].allSatisfy({ $0 == 0 }) { return (offset, records, false) }
                 throw corrupt(file, at: offset, "a record's length is damaged")
             }
-            guard Int(length) <= rest - frameHeaderSize else { return (offset, records) }
+            guard Int(length) <= rest - frameHeaderSize else { return (offset, records, false) }
             let payload = UnsafeRawBufferPointer(
                 rebasing: bytes[offset + frameHeaderSize..<offset + frameHeaderSize + Int(length)]
             )
             let end = offset + frameHeaderSize + Int(length)
             guard CRC32.checksum(payload) == checksum else {
-                if end == bytes.count { return (offset, records) }
+                if end == bytes.count { return (offset, records, !endsInUnwrittenBlocks(bytes, after: offset)) }
                 throw corrupt(file, at: offset, "checksum mismatch")
             }
             var payloadReader = ByteReader(payload)
@@ -184,7 +186,15 @@ enum StoreFormat {
             records += frame.count
             offset = end
         }
-        return (offset, records)
+        return (offset, records, false)
+    }
+
+    /// Whether the bytes from some 512-byte boundary after `start` to the end are all zeros.
+    private static func endsInUnwrittenBlocks(_ bytes: UnsafeRawBufferPointer, after start: Int) -> Bool {
+        var zeros = bytes.count
+        while zeros > start, bytes[zeros - 1] == 0 { zeros -= 1 }
+        let boundary = (zeros + 511) / 512 * 512
+        return boundary < bytes.count && boundary >= start
     }
 
     private static func decodeFrame(
