@@ -55,6 +55,22 @@ struct Plan: Codable, Sendable, Equatable {
     /// limit of the plan's own (each call's retries still end after a day).
     var deadline: Double?
 
+    /// Checks that the environment holds every variable that the secret headers of `calls` name: the calls that will
+    /// be sent. A call that completed in an earlier run needs none.
+    ///
+    /// - Throws: ``PlanError`` naming the first header whose variable is not set.
+    func checkSecrets(of calls: Set<String>, in environment: [String: String]) throws(PlanError) {
+        for (index, call) in self.calls.enumerated() where calls.contains(call.name) {
+            for (header, template) in call.secretHeaders.sorted(by: { $0.key < $1.key }) {
+                for variable in EnvironmentAuthorizer.variables(in: template) where environment[variable] == nil {
+                    throw PlanError(
+                        field: "calls[\(index)].secretHeaders.\(header)",
+                        message: "environment variable \(variable) is not set")
+                }
+            }
+        }
+    }
+
     /// A digest of the plan as parsed, so that a store can tell whether a plan changed between runs: FNV-1a over its
     /// canonical JSON form.
     var digest: String {

@@ -113,10 +113,6 @@ struct PlanParser {
                     field: "\(path).secretHeaders.\(header)",
                     message: "names no environment variable; write its value as \"$NAME\" or \"Bearer ${NAME}\"")
             }
-            for variable in names where environment[variable] == nil {
-                throw PlanError(
-                    field: "\(path).secretHeaders.\(header)", message: "environment variable \(variable) is not set")
-            }
         }
         let body = try fields.string("body")
         let bodyFile = try fields.string("bodyFile").map { resolve($0) }

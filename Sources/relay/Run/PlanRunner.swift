@@ -29,6 +29,7 @@ struct PlanRunner: Sendable {
     }
 
     func run() async throws -> ExitStatus {
+        try plan.checkSecrets(of: callsToSend(), in: environment)
         for call in plan.calls {
             guard let download = call.download else { continue }
             try FileManager.default.createDirectory(
@@ -93,6 +94,21 @@ struct PlanRunner: Sendable {
         }
         if interrupted { return .interrupted }
         return final.succeeded ? .success : .failure
+    }
+
+    /// The names of the calls this run may send: all of them, less those that ended in an earlier run of the same
+    /// plan on this store, which need no secrets any more. The store is read without being opened.
+    private func callsToSend() -> Set<String> {
+        let names = Set(plan.calls.map(\.name))
+        guard let reader = try? StoreReader(store: store),
+            let record = reader.plans.first(where: { $0.id == plan.name && $0.digest == plan.digest })
+        else { return names }
+        let states = Dictionary(reader.entries.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+        let ended = record.calls.filter { call in
+            guard let state = states[call.operation] else { return true }
+            return state != .pending && state != .running
+        }
+        return names.subtracting(ended.map(\.name))
     }
 
     /// Waits until every call has finished, or the DataPoint stops (Ctrl-C); returns whether it stopped first.

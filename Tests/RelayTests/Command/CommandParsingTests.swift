@@ -10,7 +10,7 @@ struct CommandParsingTests {
         baseFolder: URL(fileURLWithPath: "/plans"), environment: ["SHOP_TOKEN": "t", "REGION": "eu"])
 
     @Test("relay: each bad plan is an error that names the field at fault")
-    func badPlans() {
+    func badPlans() throws {
         let url = "http://127.0.0.1:9/x"
         let cases: [(plan: String, field: String)] = [
             (#"{"calls": [{"name": "a"}]}"#, "calls[0].url"),
@@ -26,10 +26,6 @@ struct CommandParsingTests {
             (
                 #"{"calls": [{"name": "a", "url": "\#(url)", "headers": {"Authorization": "x"}}]}"#,
                 "calls[0].headers.Authorization"
-            ),
-            (
-                #"{"calls": [{"name": "a", "url": "\#(url)", "secretHeaders": {"X-Key": "$UNSET"}}]}"#,
-                "calls[0].secretHeaders.X-Key"
             ),
             (
                 #"{"calls": [{"name": "a", "url": "\#(url)", "secretHeaders": {"X-Key": "plain"}}]}"#,
@@ -61,6 +57,13 @@ struct CommandParsingTests {
             }
             #expect(error?.field == testCase.field, "\(testCase.plan): \(String(describing: error))")
         }
+        // A secret's variable is checked for the calls a run will send, once it knows which.
+        let secret = try parser.parse(
+            Data(#"{"calls": [{"name": "a", "url": "\#(url)", "secretHeaders": {"X-Key": "$UNSET"}}]}"#.utf8),
+            defaultName: "p")
+        let missing = #expect(throws: PlanError.self) { try secret.checkSecrets(of: ["a"], in: [:]) }
+        #expect(missing?.field == "calls[0].secretHeaders.X-Key")
+        #expect(throws: Never.self) { try secret.checkSecrets(of: [], in: [:]) }
     }
 
     @Test("relay: a plan reads every field, with defaults, and paths relative to its folder")

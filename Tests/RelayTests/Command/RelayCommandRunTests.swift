@@ -116,6 +116,32 @@ extension RelayCommandTests {
             }
         }
 
+        @Test("relay run: a completed plan runs again without its secret variables; a new one needs them")
+        func rerunWithoutSecrets() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setDefault("/orders", .status(201))
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(
+                    #"""
+                    {"calls": [{"name": "order", "method": "POST", "url": "\#(server.url("/orders"))",
+                      "secretHeaders": {"Authorization": "Bearer ${RELAY_TEST_TOKEN}"}}]}
+                    """#, in: folder)
+                let missing = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(missing.status == 2)
+                #expect(missing.err.contains("environment variable RELAY_TEST_TOKEN is not set"), "\(missing.err)")
+                #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("s").path))
+
+                let first = try await CommandProcess.run(
+                    ["run", plan, "--store", "s"], in: folder.url, environment: ["RELAY_TEST_TOKEN": "t0k3n"])
+                #expect(first.status == 0, "\(first.err)")
+                let again = try await CommandProcess.run(["run", plan, "--store", "s", "--json"], in: folder.url)
+                #expect(again.status == 0, "nothing will be sent, so no secret is needed: \(again.err)")
+                #expect(objects(again.out).last?["finishedEarlier"] as? Int == 1)
+                #expect(server.requests(to: "/orders").count == 1)
+            }
+        }
+
         @Test("S12: relay run gives up at the plan's deadline: unfinished calls are cancelled, and it exits 1")
         func planDeadline() async throws {
             let server = try LoopbackServer()
