@@ -108,6 +108,23 @@ struct StoreIntegrityTests {
         }
     }
 
+    @Test("S18: a store folder is made with its missing parents, mode 0700; a file in its place is a typed error")
+    func missingParents() async throws {
+        try await withTemporaryFolder { folder in
+            let store = folder.url.appendingPathComponent("a/b/store")
+            let point = try await DataPoint(storage: .file(at: store))
+            await point.shutdown()
+            let mode = try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int
+            #expect(mode == 0o700)
+
+            let file = folder.url.appendingPathComponent("a/file")
+            try Data("x".utf8).write(to: file)
+            let error = await #expect(throws: RelayError.self) { _ = try await DataPoint(storage: .file(at: file)) }
+            #expect(error?.code == .storageFailure)
+            #expect(try Data(contentsOf: file) == Data("x".utf8))
+        }
+    }
+
     @Test("S17: a second DataPoint on a folder that is open is refused, and admitted once the first closes")
     func secondOpenInProcess() async throws {
         try await withTemporaryFolder { folder in

@@ -22,5 +22,8 @@ extension LoopbackServer {
         /// - Parameter name: The header's name.
         /// - Returns: Its value, if the request had it.
         public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+        /// The request's `Idempotency-Key`, which Relay sends with every attempt of an unsafe method.
+        public var idempotencyKey: String? { header("Idempotency-Key") }
     }
 }

@@ -55,8 +55,9 @@ struct Plan: Codable, Sendable, Equatable {
     /// limit of the plan's own (each call's retries still end after a day).
     var deadline: Double?
 
-    /// Checks that the environment holds every variable that the secret headers of `calls` name: the calls that will
-    /// be sent. A call that completed in an earlier run needs none.
+    /// Checks that the environment holds every variable that the secret headers of `calls` name.
+    ///
+    /// `calls` are the calls that will be sent: one that ended in an earlier run needs none.
     ///
     /// - Throws: ``PlanError`` naming the first header whose variable is not set.
     func checkSecrets(of calls: Set<String>, in environment: [String: String]) throws(PlanError) {

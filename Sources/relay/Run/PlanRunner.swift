@@ -96,8 +96,10 @@ struct PlanRunner: Sendable {
         return final.succeeded ? .success : .failure
     }
 
-    /// The names of the calls this run may send: all of them, less those that ended in an earlier run of the same
-    /// plan on this store, which need no secrets any more. The store is read without being opened.
+    /// The names of the calls this run may send.
+    ///
+    /// All of them, less those that ended in an earlier run of the same plan on this store, which need no secrets any
+    /// more. The store is read without being opened.
     private func callsToSend() -> Set<String> {
         let names = Set(plan.calls.map(\.name))
         guard let reader = try? StoreReader(store: store),

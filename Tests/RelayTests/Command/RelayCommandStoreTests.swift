@@ -80,7 +80,7 @@ extension RelayCommandTests {
                 #expect(replay.status == 0, "\(replay.err)")
                 let resumed = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
                 #expect(resumed.status == 0, "\(resumed.err)")
-                let keys = server.requests(to: "/charge").map { $0.header("Idempotency-Key") }
+                let keys = server.requests(to: "/charge").map(\.idempotencyKey)
                 #expect(keys.count == 2)
                 #expect(keys[0] != nil && keys[0] == keys[1])
 

@@ -139,7 +139,7 @@ struct HTTPRetryTests {
             #expect(recorder.events.contains { $0.kind.isOnline && $0.sequenceName == .data })
             for operation in operations { #expect(point.status(of: operation.id)?.attempts == 1) }
         }
-        let keys = server.requests(to: "/orders").compactMap { $0.header("Idempotency-Key") }
+        let keys = server.requests(to: "/orders").compactMap(\.idempotencyKey)
         // Exactly once as the server sees it: one request per operation, under its own key.
         #expect(keys.sorted() == operations.map(\.idempotencyKey).sorted())
     }

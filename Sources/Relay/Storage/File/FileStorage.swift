@@ -50,7 +50,7 @@ public final class FileStorage: Storage {
     /// Creates a store in `folder`; nothing touches the disk until the DataPoint opens it.
     ///
     /// - Parameters:
-    ///   - folder: The folder; it is created with mode 0700 if missing.
+    ///   - folder: The folder; it is created with mode 0700 if missing, with any missing parent folders.
     ///   - options: The fsync policy, retention and compaction threshold.
     ///   - clock: The clock that paces ``FsyncPolicy/interval(_:)``; pass the DataPoint's, so that tests drive both.
     public init(at folder: URL, options: Options = Options(), clock: some Clock<Duration> = ContinuousClock()) {
@@ -217,7 +217,7 @@ extension Storage where Self == FileStorage {
     /// A store in a folder on disk; see ``FileStorage``.
     ///
     /// - Parameters:
-    ///   - folder: The folder; created with mode 0700 if missing.
+    ///   - folder: The folder; created with mode 0700 if missing, with any missing parent folders.
     ///   - options: The fsync policy, retention and compaction threshold.
     ///   - clock: The clock that paces ``FileStorage/FsyncPolicy/interval(_:)``.
     /// - Returns: The store, opened when a DataPoint opens it.

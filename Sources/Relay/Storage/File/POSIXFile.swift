@@ -12,7 +12,13 @@ enum POSIXFile {
         RelayError(.storageFailure, "cannot \(action) \(path): \(String(cString: strerror(code)))")
     }
 
+    /// Creates the folder, and its missing parents, with mode 0700; one that exists is left as it is.
     static func makeFolder(_ path: String) throws(RelayError) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw failure("create folder", path) }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != path else { throw failure("create folder", path) }
+        try makeFolder(parent)
         if mkdir(path, 0o700) != 0, errno != EEXIST { throw failure("create folder", path) }
     }
 
