@@ -11,6 +11,9 @@ enum RelayCommand {
         exit(status.rawValue)
     }
 
+    /// The command's version.
+    static let version = "0.1.0"
+
     /// The errors of a store that cannot be used, which exit with ``ExitStatus/storeError``.
     static let storeCodes: Set<RelayError.Code> = [.storageFailure, .corruptStore, .unsupportedFormat]
 
@@ -21,6 +24,10 @@ enum RelayCommand {
         }
         if ["--help", "-h", "help"].contains(name) {
             Output.line(Command.overview)
+            return .success
+        }
+        if name == "--version" {
+            Output.line("relay \(version)")
             return .success
         }
         guard let command = Command(rawValue: name) else {
@@ -34,32 +41,38 @@ enum RelayCommand {
                 return .success
             }
             return try await command.run(arguments)
-        } catch let error as UsageError {
-            Output.error("relay: \(error)")
-            return .badInput
-        } catch let error as CommandFailure {
-            Output.error("relay: \(error)")
-            return .failure
-        } catch let error as PlanFileError {
-            Output.error("relay: bad plan: \(error)")
-            return .badInput
-        } catch let error as PlanError {
-            Output.error("relay: bad plan: \(error)")
-            return .badInput
-        } catch let error as StoreProblem {
-            Output.error("relay: \(error)")
-            return .storeError
-        } catch let error as RelayError where error.code == .storeLocked {
-            Output.error(
-                "relay: the store is held by another relay process; wait for it to end, or stop it with Ctrl-C "
-                    + "(it resumes when run again). relay status and relay events --follow show what it does.")
-            return .storeError
-        } catch let error as RelayError where storeCodes.contains(error.code) {
-            Output.error("relay: the store cannot be used: \(error.message)")
-            return .storeError
         } catch {
-            Output.error("relay: \(error)")
-            return .failure
+            let (status, code, message) = judge(error)
+            Output.error("relay: \(message)")
+            if words.contains("--json") {
+                let object: [String: Any] = [
+                    "event": "error", "code": code, "message": message, "exitStatus": Int(status.rawValue),
+                ]
+                let data = (try? JSONSerialization.data(withJSONObject: object, options: .sortedKeys)) ?? Data()
+                Output.line(String(decoding: data, as: UTF8.self))
+            }
+            return status
+        }
+    }
+
+    /// The exit status, a code for scripts, and a sentence for people, for an error that ended a command.
+    static func judge(_ error: any Error) -> (ExitStatus, code: String, message: String) {
+        switch error {
+        case let error as UsageError: (.badInput, "usage", "\(error)")
+        case let error as CommandFailure: (.failure, "failed", "\(error)")
+        case let error as PlanFileError: (.badInput, "badPlan", "bad plan: \(error)")
+        case let error as PlanError: (.badInput, "badPlan", "bad plan: \(error)")
+        case let error as StoreProblem: (.storeError, "store", "\(error)")
+        case let error as RelayError where error.code == .storeLocked:
+            (
+                .storeError, "\(error.code)",
+                "the store is held by another relay process; wait for it to end, or stop it with Ctrl-C "
+                    + "(it resumes when run again). relay status and relay events --follow show what it does."
+            )
+        case let error as RelayError where storeCodes.contains(error.code):
+            (.storeError, "\(error.code)", "the store cannot be used: \(error.message)")
+        case let error as RelayError: (.failure, "\(error.code)", error.message)
+        default: (.failure, "failed", "\(error)")
         }
     }
 }

@@ -14,8 +14,32 @@ struct PlanParser {
     private static let defaultSequences: Set<String> = ["data", "downloads", "uploads"]
     private static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
+    /// Where JSON that does not parse goes wrong, by line and column, as far as the parser tells.
+    static func describe(_ error: any Error, in data: Data) -> String {
+        let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+        guard let range = detail.range(of: #"character (\d+)"#, options: .regularExpression),
+            let offset = Int(detail[range].dropFirst("character ".count))
+        else { return detail }
+        var line = 1
+        var column = 1
+        for byte in data.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        let what = detail.components(separatedBy: " around").first ?? detail
+        return "\(what.lowercased()) at line \(line), column \(column)"
+    }
+
     /// Reads the plan in `file`; its name defaults to the file's name without its extension.
     func parse(file: URL) throws(PlanError) -> Plan {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw PlanError(field: file.path, message: "is a folder; name the plan's JSON file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: file)
@@ -30,7 +54,7 @@ struct PlanParser {
         do {
             root = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw PlanError(field: "plan", message: "is not JSON: \(error.localizedDescription)")
+            throw PlanError(field: "plan", message: "is not JSON: \(Self.describe(error, in: data))")
         }
         let object = try Fields(root, at: "", allowed: ["name", "sequences", "calls", "deadline"])
         let name = try object.string("name") ?? defaultName

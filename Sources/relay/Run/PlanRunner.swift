@@ -52,13 +52,21 @@ struct PlanRunner: Sendable {
         let events = point.events()
         let broadcast = EventBroadcast(store: store)
         let json = self.json
-        let signal = InterruptSignal { _ in
-            point.beginShutdown()
-            Output.line(
-                json
-                    ? #"{"event":"stopping"}"#
-                    : "Stopping: running calls may finish for 5 s; the same command resumes the rest.")
-        }
+        let signal = InterruptSignal(
+            { _ in
+                point.beginShutdown()
+                Output.line(
+                    json
+                        ? #"{"event":"stopping"}"#
+                        : "Stopping: running calls may finish for 5 s (Ctrl-C again stops at once); "
+                            + "the same command resumes the rest.")
+            },
+            now: {
+                // What the store acknowledged stays; calls cut short run again, under the same idempotency key.
+                Output.line(json ? #"{"event":"stopped"}"# : "Stopped at once; the same command resumes.")
+                // `_exit`: `exit` would run the process's teardown beside threads that are still at work.
+                _exit(ExitStatus.interrupted.rawValue)
+            })
         defer {
             signal.cancel()
             broadcast.stop()
