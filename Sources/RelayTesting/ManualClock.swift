@@ -94,6 +94,17 @@ public final class ManualClock: Clock, Sendable {
     /// The earliest deadline any sleeper waits for.
     public var nextDeadline: Instant? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 
+    /// The deadlines of the tasks sleeping on the clock, earliest first.
+    public var sleeperDeadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
+
+    /// The sleepers and the clock's time, in words, for a test that stalls: `now +0 s; 2 sleepers, until +10 s, +30 s`.
+    public var sleepersDescription: String {
+        let (now, deadlines) = state.withLock { ($0.now, $0.sleepers.map(\.deadline).sorted()) }
+        let listed = deadlines.map { "+\($0.offset)" }.joined(separator: ", ")
+        return "now +\(now.offset); \(deadlines.count) sleeper\(deadlines.count == 1 ? "" : "s")"
+            + (deadlines.isEmpty ? "" : ", until \(listed)")
+    }
+
     /// Suspends until the clock reaches `deadline`.
     ///
     /// - Parameters:
