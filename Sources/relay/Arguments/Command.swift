@@ -1,4 +1,5 @@
 import Foundation
+import Relay
 
 /// The subcommands of `relay`.
 enum Command: String, CaseIterable, Sendable {
@@ -8,6 +9,8 @@ enum Command: String, CaseIterable, Sendable {
         name: "--state", value: "STATE",
         help: "Only this state: pending, running, completed, skipped, failed, cancelled.")
     static let sequence = CommandSpec.Option(name: "--sequence", value: "NAME", help: "Only this sequence.")
+    static let body = CommandSpec.Option(
+        name: "--body", value: nil, help: "Print only the response body of a completed call, as it came.")
     static let follow = CommandSpec.Option(
         name: "--follow", value: nil, help: "Stream the events of the relay process running on the store.")
 
@@ -43,8 +46,11 @@ enum Command: String, CaseIterable, Sendable {
         case .show:
             CommandSpec(
                 name: "show", summary: "Show one operation: its request, attempts, last error and response status.",
-                arguments: ["ID"], options: [CommandSpec.store, CommandSpec.json],
-                details: "ID is an operation's id, or the start of one, or a call's name.")
+                arguments: ["ID"], options: [CommandSpec.store, Self.body, CommandSpec.json],
+                details: """
+                    ID is an operation's id, or the start of one, or a call's name. A failed call's response body is \
+                    shown up to 1 KiB; --body prints a completed call's whole body.
+                    """)
         case .replay:
             CommandSpec(
                 name: "replay",
@@ -128,6 +134,14 @@ enum Command: String, CaseIterable, Sendable {
         case .show:
             let reader = try StoreReader(store: store)
             let entry = try reader.entry(arguments.arguments[0])
+            if arguments.has(Self.body) {
+                guard case .completed(let data)? = entry.stored.result else {
+                    throw CommandFailure(message: "\(entry.name ?? entry.id.uuidString.lowercased()) has not completed")
+                }
+                let body = (try? CallResponse(decoding: data).body) ?? data
+                FileHandle.standardOutput.write(body)
+                return .success
+            }
             Output.line(json ? reader.json(entry) : reader.show(entry))
         case .replay:
             return try await StoreControl.replay(arguments.arguments[0], store: store)

@@ -8,7 +8,7 @@ enum EventLine {
             "event": event.kind.name, "number": event.sequenceNumber,
             "time": event.date.formatted(.iso8601),
         ]
-        object["operation"] = event.operationID?.uuidString
+        object["operation"] = event.operationID?.uuidString.lowercased()
         object["call"] = call
         object["sequence"] = event.sequenceName?.rawValue
         switch event.kind {

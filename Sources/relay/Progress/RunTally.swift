@@ -67,8 +67,8 @@ struct RunTally: Sendable {
             runTimes.append(metrics.runTime.seconds)
             completed += 1
         case .skipped: skipped += 1
-        case .failed(let failure, _): count(.failed(failure), call: names[id] ?? id.uuidString)
-        case .cancelled(let reason, _): count(.cancelled(reason), call: names[id] ?? id.uuidString)
+        case .failed(let failure, _): count(.failed(failure), call: names[id] ?? id.uuidString.lowercased())
+        case .cancelled(let reason, _): count(.cancelled(reason), call: names[id] ?? id.uuidString.lowercased())
         default: break
         }
         return true
@@ -81,7 +81,7 @@ struct RunTally: Sendable {
         lanes[lane].done += 1
         lanes[lane].doneNow += 1
         if case .completed = result { runTimes.append(runTime.seconds) }
-        count(result, call: names[id] ?? id.uuidString)
+        count(result, call: names[id] ?? id.uuidString.lowercased())
     }
 
     private mutating func count(_ result: CallResult, call: String) {

@@ -93,11 +93,20 @@ struct StoreReader {
     }
 
     func statusJSON() -> String {
-        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
+        func states(_ members: [Entry]) -> [String: Int] {
+            Dictionary(grouping: members, by: \.state).reduce(into: [:]) { $0[$1.key.rawValue] = $1.value.count }
+        }
+        let sequences = Dictionary(grouping: entries, by: \.sequence)
         return EventLine.encode([
-            "store": store.path, "live": isLive, "operations": entries.count,
-            "states": Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-            "plans": plans.map { ["name": $0.id, "calls": $0.calls.count] },
+            "store": store.path, "live": isLive, "operations": entries.count, "states": states(entries),
+            "plans": plans.map { plan in
+                let ids = Set(plan.calls.map(\.operation))
+                return [
+                    "name": plan.id, "calls": plan.calls.count, "startedAt": plan.startedAt.formatted(.iso8601),
+                    "states": states(entries.filter { ids.contains($0.id) }),
+                ] as [String: Any]
+            },
+            "sequences": sequences.mapValues { states($0) },
         ])
     }
 
@@ -123,13 +132,32 @@ struct StoreReader {
             "attempts": entry.stored.attempts,
             "enqueuedAt": entry.stored.enqueuedAt.formatted(.iso8601),
         ]
+        let stored = entry.stored
         object["call"] = entry.name
+        object["kind"] = stored.operation.kind.rawValue
         object["method"] = entry.call?.method.rawValue
         object["url"] = entry.call?.url.absoluteString
-        object["finishedAt"] = entry.stored.finishedAt.map { $0.formatted(.iso8601) }
-        if let failure = Self.lastFailure(of: entry.stored) {
+        object["headers"] = entry.call?.headers
+        object["download"] = entry.call?.destination?.path
+        object["maximumAttempts"] = stored.operation.retryPolicy.maximumAttempts
+        object["idempotencyKey"] = stored.operation.idempotencyKey
+        object["dependsOn"] = dependencyNames(of: stored)
+        object["secretHeaders"] = secretHeaders(of: stored)
+        object["firstStartedAt"] = stored.firstStartedAt.map { $0.formatted(.iso8601) }
+        object["retryAt"] = stored.retryAt.map { $0.formatted(.iso8601) }
+        object["finishedAt"] = stored.finishedAt.map { $0.formatted(.iso8601) }
+        switch stored.result {
+        case .completed(let data)?:
+            let response = try? CallResponse(decoding: data)
+            object["responseStatus"] = response?.status
+            object["resultBytes"] = response?.body.count ?? data.count
+        case .cancelled(let reason)?: object["cancelled"] = "\(reason)"
+        case .failed?, .skipped?, nil: break
+        }
+        if let failure = Self.lastFailure(of: stored) {
             object["error"] = failure.reason
             object["responseStatus"] = failure.response?.status
+            object["responseBody"] = failure.response.map { Self.preview($0.body) }
         }
         return EventLine.encode(object)
     }
@@ -148,16 +176,11 @@ struct StoreReader {
             }
             if let destination = call.destination { lines.append("  download to \(destination.path)") }
         }
-        for key in stored.operation.persistentUserInfo.keys.sorted()
-        where key.hasPrefix(EnvironmentAuthorizer.userInfoPrefix) {
-            let header = key.dropFirst(EnvironmentAuthorizer.userInfoPrefix.count)
-            lines.append("  secret      \(header) from \(stored.operation.persistentUserInfo[key]!)")
+        for (header, variable) in secretHeaders(of: stored).sorted(by: { $0.key < $1.key }) {
+            lines.append("  secret      \(header) from \(variable)")
         }
         if !stored.operation.dependencies.isEmpty {
-            let names = stored.operation.dependencies.map { id in
-                entries.first { $0.id == id }?.name ?? id.uuidString.lowercased()
-            }
-            lines.append("  depends on  \(names.sorted().joined(separator: ", "))")
+            lines.append("  depends on  \(dependencyNames(of: stored).joined(separator: ", "))")
         }
         lines.append("  attempts    \(stored.attempts) of \(stored.operation.retryPolicy.maximumAttempts)")
         lines.append("  enqueued    \(stored.enqueuedAt.formatted(date: .abbreviated, time: .standard))")
@@ -179,10 +202,36 @@ struct StoreReader {
             lines.append("  last error  \(failure.reason) (\(failure.cause))")
             if let response = failure.response {
                 lines.append("  response    HTTP \(response.status), \(response.body.count) bytes")
+                if !response.body.isEmpty { lines.append("  body        \(Self.preview(response.body))") }
             }
         }
         lines.append("  idempotency \(stored.operation.idempotencyKey)")
         return lines.joined(separator: "\n")
+    }
+
+    /// The operation's dependencies, by call name where they have one, else by id.
+    func dependencyNames(of stored: StoredOperation) -> [String] {
+        stored.operation.dependencies.map { id in
+            entries.first { $0.id == id }?.name ?? id.uuidString.lowercased()
+        }.sorted()
+    }
+
+    /// The secret headers, each with the environment variable it is read from; the store holds no value.
+    func secretHeaders(of stored: StoredOperation) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (key, variable) in stored.operation.persistentUserInfo
+        where key.hasPrefix(EnvironmentAuthorizer.userInfoPrefix) {
+            headers[String(key.dropFirst(EnvironmentAuthorizer.userInfoPrefix.count))] = variable
+        }
+        return headers
+    }
+
+    /// A body as text, up to 1 KiB; a body that is not UTF-8 by its size.
+    static func preview(_ body: Data) -> String {
+        let head = body.prefix(1024)
+        guard let text = String(data: head, encoding: .utf8) else { return "\(body.count) bytes, not text" }
+        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        return body.count > head.count ? flat + " … (\(body.count - head.count) more bytes)" : flat
     }
 
     /// The failure a failed operation ended with, or else the last failed attempt of one that has not succeeded.

@@ -75,6 +75,16 @@ extension RelayCommandTests {
                 #expect(failed.status == 1)
                 let show = try await CommandProcess.run(["show", "charge", "--store", "s"], in: folder.url)
                 #expect(show.out.contains { $0.contains("response    HTTP 402") })
+                #expect(show.out.contains { $0.contains("body        no funds") }, "a failed call's body is shown")
+                let shown = try #require(
+                    objects(
+                        try await CommandProcess.run(["show", "charge", "--store", "s", "--json"], in: folder.url).out
+                    )
+                    .first)
+                #expect(shown["responseBody"] as? String == "no funds")
+                #expect(shown["responseStatus"] as? Int == 402)
+                #expect((shown["idempotencyKey"] as? String)?.isEmpty == false)
+                #expect(shown["id"] as? String == (shown["id"] as? String)?.lowercased())
 
                 let replay = try await CommandProcess.run(["replay", "charge", "--store", "s"], in: folder.url)
                 #expect(replay.status == 0, "\(replay.err)")
@@ -83,6 +93,16 @@ extension RelayCommandTests {
                 let keys = server.requests(to: "/charge").map(\.idempotencyKey)
                 #expect(keys.count == 2)
                 #expect(keys[0] != nil && keys[0] == keys[1])
+
+                let body = try await CommandProcess.run(["show", "charge", "--store", "s", "--body"], in: folder.url)
+                #expect(body.out.joined() == #"{"paid": true}"#, "the completed replay's body")
+                let status = try #require(
+                    objects(try await CommandProcess.run(["status", "--store", "s", "--json"], in: folder.url).out)
+                        .first)
+                let plans = status["plans"] as? [[String: Any]]
+                #expect((plans?.first?["states"] as? [String: Int]) == ["completed": 1])
+                #expect(
+                    (status["sequences"] as? [String: [String: Int]])?["payments"] == ["failed": 1, "completed": 1])
 
                 let list = try await CommandProcess.run(["list", "--store", "s", "--json"], in: folder.url)
                 #expect(objects(list.out).compactMap { $0["state"] as? String } == ["failed", "completed"])
