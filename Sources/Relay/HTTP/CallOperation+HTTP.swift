@@ -65,3 +65,15 @@ extension HTTPCall {
         try self.init(payload: operation.payload)
     }
 }
+
+extension CallOperation {
+    /// The operations, with the HTTP calls among them marked as calls that never go out without an authorizer.
+    static func requiringAuthorizer(_ operations: [CallOperation]) -> [CallOperation] {
+        operations.map { operation in
+            guard operation.kind == .http else { return operation }
+            var marked = operation
+            marked.payload = HTTPCall.requiringAuthorizer(operation.payload)
+            return marked
+        }
+    }
+}

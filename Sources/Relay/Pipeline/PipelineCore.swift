@@ -199,13 +199,9 @@ final class PipelineCore: Sendable {
         _ operations: [CallOperation], changes: [ModelChange] = [], erasures: [Alias] = [],
         startTimes: [UUID: Int64] = [:]
     ) async throws(RelayError) -> [OperationRecord] {
-        var operations = operations
-        // HTTP calls enqueued where an authorizer authorizes them are marked, so that they never go out without one.
-        if operations.contains(where: { $0.kind == .http }), read({ $0.executorIndex[.authorizedHTTP] != nil }) {
-            for index in operations.indices where operations[index].kind == .http {
-                operations[index].payload = HTTPCall.requiringAuthorizer(operations[index].payload)
-            }
-        }
+        // HTTP calls enqueued where an authorizer authorizes them never go out without one (S18).
+        let authorizing = operations.contains { $0.kind == .http } && read { $0.executorIndex[.authorizedHTTP] != nil }
+        let operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
@@ -259,21 +255,6 @@ final class PipelineCore: Sendable {
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
         if applied.value.backlog { forgetExpired() }
         return applied.value.records
-    }
-
-    /// Stages the model changes a transition's completions committed in the document, inside that transition;
-    /// readers see them once the transition is durable.
-    func applyDocumentChanges(from machine: inout PipelineStateMachine) {
-        var changes: [ModelChange] = []
-        swap(&changes, &machine.documentChanges)
-        document.withLock { $0.stage(changes) }
-        machine.stagedModels = true
-    }
-
-    /// A transaction of the document's registered types, to stage changes in.
-    func newTransaction() -> Transaction {
-        Transaction(
-            collections: document.withLock { $0.registrations }, maximumSize: configuration.maximumPayloadSize)
     }
 
     /// Forgets the operations whose retention window has passed, a few at a time.
