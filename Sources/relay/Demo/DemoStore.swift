@@ -44,7 +44,7 @@ struct DemoStore {
             try writeMarker()
             return
         }
-        guard contents.contains(Self.marker) else {
+        guard contents.contains(Self.marker) || isEarlierDemoStore(contents) else {
             throw StoreProblem(
                 "\(path) is not a demo store, so relay demo leaves it as it is. "
                     + "Give it a new or empty folder with --store, or leave --store out to use .relay/demo.")
@@ -56,6 +56,16 @@ struct DemoStore {
                     + "so relay demo leaves it as it is; move those away or give it another folder with --store.")
         }
         try empty(contents)
+        if !contents.contains(Self.marker) { try writeMarker() }
+    }
+
+    /// Whether the folder is a demo store from before the marker: only the demo's files, and a store whose only plan
+    /// is the demo's.
+    private func isEarlierDemoStore(_ contents: [String]) -> Bool {
+        guard contents.allSatisfy({ Self.entries.contains($0) }), let reader = try? StoreReader(store: folder) else {
+            return false
+        }
+        return reader.plans.map(\.id) == ["demo"]
     }
 
     private func create() throws(StoreProblem) {

@@ -26,6 +26,13 @@ extension RelayCommandTests {
                 let again = try await CommandProcess.run(["demo", "--json", "--store", "demo"], in: folder.url)
                 #expect(again.status == 0, "a demo store is emptied and run again: \(again.err)")
                 #expect(objects(again.out).last?["completed"] as? Int == 15)
+
+                // A demo store made before the marker existed is recognised by its files and its one plan.
+                let marker = store.appendingPathComponent("relay-demo")
+                try FileManager.default.removeItem(at: marker)
+                let earlier = try await CommandProcess.run(["demo", "--json", "--store", "demo"], in: folder.url)
+                #expect(earlier.status == 0, "\(earlier.err)")
+                #expect(FileManager.default.fileExists(atPath: marker.path))
             }
         }
 
