@@ -125,10 +125,10 @@ private final class BodyFile: Sendable {
 
     init(url: URL) throws {
         self.url = url
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw HTTPTransportError(
-                .other, "cannot create \(url.lastPathComponent) for a download: \(Self.errorText())")
+        do {
+            descriptor = try POSIXFile.open(url.path, O_WRONLY | O_CREAT | O_TRUNC)
+        } catch {
+            throw HTTPTransportError(.other, "cannot create \(url.lastPathComponent) for a download: \(error.message)")
         }
         // An existing file keeps its mode through O_CREAT; the body is for its owner alone.
         fchmod(descriptor, 0o600)
@@ -136,38 +136,18 @@ private final class BodyFile: Sendable {
 
     /// Writes all of `data`; returns why it could not.
     func write(_ data: Data) -> String? {
-        data.withUnsafeBytes { buffer -> String? in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return Self.errorText()
-                }
-                offset += written
-            }
+        do {
+            try data.withUnsafeBytes { buffer in try POSIXFile.writeAll(descriptor, buffer, path: url.path) }
             return nil
+        } catch {
+            return (error as? RelayError)?.message ?? "\(error)"
         }
     }
 
     func close() {
-        _ = systemClose(descriptor)
+        POSIXFile.close(descriptor)
     }
-
-    private static func errorText() -> String { String(cString: strerror(errno)) }
 }
-
-#if canImport(Glibc)
-    private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        Glibc.write(fd, bytes, count)
-    }
-    private func systemClose(_ fd: Int32) -> Int32 { Glibc.close(fd) }
-#elseif canImport(Darwin)
-    private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        Darwin.write(fd, bytes, count)
-    }
-    private func systemClose(_ fd: Int32) -> Int32 { Darwin.close(fd) }
-#endif
 
 /// One request in flight; only the session's delegate queue touches it after it starts.
 private final class Transfer: Sendable {
@@ -244,7 +224,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             transfer.state.withLock { state in
                 state.bytesReceived += data.count
                 if let failure, state.failure == nil {
-                    state.failure = HTTPTransportError(.other, "cannot write \(sink.url.lastPathComponent): \(failure)")
+                    state.failure = HTTPTransportError(.other, failure)
                 }
             }
             // Not on this queue: `cancel()` waits for the session's own queue.
