@@ -11,6 +11,9 @@ struct StallTests {
         try await DataPoint.testing { point, clock in
             point.register(FlakyExecutor(), for: "flaky")
             let handle = try await point.enqueue(CallOperation(kind: "flaky"))
+            // The retry's timer sleeps on the clock once the first attempt has failed; the error names it then.
+            await point.idle()
+            await clock.waitForSleepers(1)
             let error = await #expect(throws: StalledTest.self) { _ = try await point.outcome(of: handle, on: clock) }
             #expect(error?.operation == handle.id)
             #expect(error?.message.contains("pending (retry at") == true, "\(String(describing: error))")
