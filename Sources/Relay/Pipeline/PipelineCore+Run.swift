@@ -60,9 +60,9 @@ extension PipelineCore {
     func waitUntilStarted() async {
         await Waiters<Void>.wait(
             cancelled: (),
-            park: { id, continuation in state.withLock { $0.waitUntilStarted(id: id, continuation) } ? () : nil },
-            cancel: { id in state.withLock { $0.startWaiters.cancel(id) } },
-            forget: { id in state.withLock { $0.startWaiters.forget(id) } }
+            park: { id, continuation in apply { $0.waitUntilStarted(id: id, continuation) } ? () : nil },
+            cancel: { id in apply { $0.startWaiters.cancel(id) } },
+            forget: { id in apply { $0.startWaiters.forget(id) } }
         )
     }
 
@@ -70,9 +70,9 @@ extension PipelineCore {
     func waitUntilStopped() async {
         await Waiters<Void>.wait(
             cancelled: (),
-            park: { id, continuation in state.withLock { $0.waitUntilStopped(id: id, continuation) } ? () : nil },
-            cancel: { id in state.withLock { $0.stopWaiters.cancel(id) } },
-            forget: { id in state.withLock { $0.stopWaiters.forget(id) } }
+            park: { id, continuation in apply { $0.waitUntilStopped(id: id, continuation) } ? () : nil },
+            cancel: { id in apply { $0.stopWaiters.cancel(id) } },
+            forget: { id in apply { $0.stopWaiters.forget(id) } }
         )
     }
 
@@ -82,14 +82,14 @@ extension PipelineCore {
             cancelled: (),
             park: { id, continuation in
                 let now = clock.now
-                return state.withLock { $0.waitUntilQuiet(untilIdle: untilIdle, now: now, id: id, continuation) }
+                return apply { $0.waitUntilQuiet(untilIdle: untilIdle, now: now, id: id, continuation) }
                     ? () : nil
             },
             cancel: { id in
-                state.withLock { untilIdle ? $0.idleWaiters.cancel(id) : $0.settledWaiters.cancel(id) }
+                apply { untilIdle ? $0.idleWaiters.cancel(id) : $0.settledWaiters.cancel(id) }
             },
             forget: { id in
-                state.withLock { untilIdle ? $0.idleWaiters.forget(id) : $0.settledWaiters.forget(id) }
+                apply { untilIdle ? $0.idleWaiters.forget(id) : $0.settledWaiters.forget(id) }
             }
         )
     }
@@ -104,12 +104,12 @@ extension PipelineCore {
             await Waiters<Void>.wait(
                 cancelled: (),
                 park: { id, continuation in
-                    let next = state.withLock { $0.nextLaneToStart((id, continuation)) }
+                    let next = apply { $0.nextLaneToStart((id, continuation)) }
                     guard case .wait = next else { return () }
                     return nil
                 },
-                cancel: { id in state.withLock { $0.laneStartWaiters.cancel(id) } },
-                forget: { id in state.withLock { $0.laneStartWaiters.forget(id) } }
+                cancel: { id in apply { $0.laneStartWaiters.cancel(id) } },
+                forget: { id in apply { $0.laneStartWaiters.forget(id) } }
             )
             if Task.isCancelled { return nil }
         }
@@ -148,10 +148,10 @@ extension PipelineCore {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in
-                state.withLock { $0.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
+                apply { $0.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
             },
-            cancel: { id in state.withLock { $0.timers.cancelWait(id) } },
-            forget: { id in state.withLock { $0.timers.forgetWait(id) } }
+            cancel: { id in apply { $0.timers.cancelWait(id) } },
+            forget: { id in apply { $0.timers.forgetWait(id) } }
         )
     }
 
@@ -161,14 +161,14 @@ extension PipelineCore {
     func waitForSpawnRequest(lane: Int32) async -> Bool {
         await Waiters<Bool>.wait(
             cancelled: false,
-            park: { id, continuation in state.withLock { $0.waitForSpawnRequest(lane: lane, id: id, continuation) } },
-            cancel: { id in state.withLock { $0.lanes[Int(lane)].spawnWaiters.cancel(id) } },
-            forget: { id in state.withLock { $0.lanes[Int(lane)].spawnWaiters.forget(id) } }
+            park: { id, continuation in apply { $0.waitForSpawnRequest(lane: lane, id: id, continuation) } },
+            cancel: { id in apply { $0.lanes[Int(lane)].spawnWaiters.cancel(id) } },
+            forget: { id in apply { $0.lanes[Int(lane)].spawnWaiters.forget(id) } }
         )
     }
 
     func takeSpawn(lane: Int32) -> UInt64? {
-        state.withLock { $0.takeSpawn(lane: lane) }
+        apply { $0.takeSpawn(lane: lane) }
     }
 
     // MARK: - Workers
@@ -180,7 +180,7 @@ extension PipelineCore {
     /// spawns a replacement if work remains.
     func runWorker(_ worker: UInt64, lane: Int32) async {
         // The worker's state exists from its spawn until it exits, so the batch is there.
-        let batch = state.withLock { $0.batch(of: worker) } ?? WorkerBatch()
+        let batch = read { $0.batch(of: worker) } ?? WorkerBatch()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.workerLoop(worker, lane: lane, batch: batch) }
             group.addTask { await self.waitForCancelSignal(worker) }
@@ -320,8 +320,8 @@ extension PipelineCore {
                 perform(parked)
                 return parked.value
             },
-            cancel: { id in state.withLock { $0.lanes[Int(lane)].idleWorkers.cancel(id) } },
-            forget: { id in state.withLock { $0.lanes[Int(lane)].idleWorkers.forget(id) } }
+            cancel: { id in apply { $0.lanes[Int(lane)].idleWorkers.cancel(id) } },
+            forget: { id in apply { $0.lanes[Int(lane)].idleWorkers.forget(id) } }
         )
     }
 
@@ -329,10 +329,10 @@ extension PipelineCore {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in
-                state.withLock { $0.waitForCancelSignal(worker, id: id, continuation) } ? () : nil
+                apply { $0.waitForCancelSignal(worker, id: id, continuation) } ? () : nil
             },
-            cancel: { id in state.withLock { $0.workers[worker]?.cancelWaiters.cancel(id) } },
-            forget: { id in state.withLock { $0.workers[worker]?.cancelWaiters.forget(id) } }
+            cancel: { id in apply { $0.workers[worker]?.cancelWaiters.cancel(id) } },
+            forget: { id in apply { $0.workers[worker]?.cancelWaiters.forget(id) } }
         )
     }
 }

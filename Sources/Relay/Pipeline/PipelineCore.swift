@@ -33,7 +33,8 @@ final class PipelineCore: Sendable {
         var stagedModels = false
     }
 
-    let state: StateLock<PipelineStateMachine>
+    /// The state machine, reached only through ``transition(_:)`` and ``read(_:)``.
+    private let state: StateLock<PipelineStateMachine>
     let directory = StateLock(OperationDirectory())
     /// The document's models; its lock is taken last, after the directory's and the state's.
     let document = StateLock(Document())
@@ -146,6 +147,15 @@ final class PipelineCore: Sendable {
         if transition.stagedModels { document.withLock { $0.publish(through: transition.ticket) } }
         events.deliver(through: transition.ticket)
         transition.effects.perform()
+    }
+
+    /// Applies an event that appends nothing to storage, and performs what it asks for at once.
+    @discardableResult
+    func apply<Value: Sendable>(_ event: (inout PipelineStateMachine) -> Value) -> Value {
+        let done = transition(event)
+        assert(done.ticket == .durable, "an event applied at once appended records")
+        perform(done)
+        return done.value
     }
 
     /// Completes a transition that appended no records: delivers the events that are durable already, its own among
@@ -332,7 +342,7 @@ final class PipelineCore: Sendable {
 
     /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
     func releaseSequences() {
-        state.withLock { $0.releaseSequences() }
+        apply { $0.releaseSequences() }
     }
 
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
@@ -363,7 +373,7 @@ final class PipelineCore: Sendable {
     func readWithDirectory<Value: Sendable>(
         _ body: (borrowing PipelineStateMachine, borrowing OperationDirectory) -> Value
     ) -> Value {
-        directory.withLock { directory in state.withLock { body($0, directory) } }
+        directory.withLock { directory in read { body($0, directory) } }
     }
 
     // MARK: - Events
@@ -392,7 +402,7 @@ final class PipelineCore: Sendable {
     ) -> CallEventStream {
         let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
             guard id != 0, let self else { return }
-            self.state.withLock { unsubscribe(&$0, id) }
+            self.apply { unsubscribe(&$0, id) }
         }
         return CallEventStream(lifetime: lifetime)
     }
