@@ -9,25 +9,23 @@ struct AttemptTimer: Sendable {
         let now = core.clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(timeout, .zero).relayNanoseconds)
         let (worker, slot) = (link.worker, self.slot)
-        let armed = core.transition { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline) }
-        core.perform(armed)
+        let armed = core.apply { $0.armDeadline(slot, worker: worker, at: overflow ? .max : deadline, into: &$1) }
         let value: Value
         do {
             value = try await body()
         } catch {
             // Whatever the body threw once its deadline passed, it threw because the deadline cancelled it.
-            if disarm(restoring: armed.value) { return nil }
+            if disarm(restoring: armed) { return nil }
             throw error
         }
-        _ = disarm(restoring: armed.value)
+        _ = disarm(restoring: armed)
         return value
     }
 
     /// Whether the deadline passed.
     private func disarm(restoring outer: Timers.AttemptDeadline?) -> Bool {
         let slot = self.slot
-        let disarmed = core.transition { $0.disarmDeadline(slot, restoring: outer) }
-        core.perform(disarmed)
-        return disarmed.value
+        let disarmed = core.apply { $0.disarmDeadline(slot, restoring: outer, into: &$1) }
+        return disarmed
     }
 }

@@ -5,7 +5,7 @@ extension PipelineCore {
 
     func start() throws(RelayError) {
         let now = clock.now
-        perform(try transition { (machine) throws(RelayError) in try machine.start(now: now) })
+        perform(try transition { (machine, actions) throws(RelayError) in try machine.start(now: now, into: &actions) })
     }
 
     /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group, and
@@ -37,8 +37,8 @@ extension PipelineCore {
     func beginStop(gracePeriod: Duration) -> Bool {
         let now = clock.now
         let (deadline, overflow) = now.addingReportingOverflow(max(gracePeriod, .zero).relayNanoseconds)
-        let stopped = transition { machine in
-            machine.beginStop(deadline: overflow ? Int64.max : deadline, now: now)
+        let stopped = transition { machine, actions in
+            machine.beginStop(deadline: overflow ? Int64.max : deadline, now: now, into: &actions)
             return machine.lifecycle == .stopped
         }
         perform(stopped)
@@ -50,19 +50,21 @@ extension PipelineCore {
     func finishShutdown() async {
         let closed = (try? await storage.close()) != nil
         let now = clock.now
-        let done = transition { $0.completeShutdown(now: now) }
+        let done = transition { $0.completeShutdown(now: now, into: &$1) }
         // A closed store has made everything it was given durable; one that failed never will.
         if closed { events.deliverAll() } else { events.fail() }
-        done.effects.perform()
+        done.actions.perform()
     }
 
     /// Waits until the pipeline has started (or stopped), or until the waiting task is cancelled.
     func waitUntilStarted() async {
         await Waiters<Void>.wait(
             cancelled: (),
-            park: { id, continuation in apply { $0.waitUntilStarted(id: id, continuation) } ? () : nil },
-            cancel: { id in apply { $0.startWaiters.cancel(id) } },
-            forget: { id in apply { $0.startWaiters.forget(id) } }
+            park: { id, continuation in
+                apply { machine, _ in machine.waitUntilStarted(id: id, continuation) } ? () : nil
+            },
+            cancel: { id in apply { machine, _ in machine.startWaiters.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.startWaiters.forget(id) } }
         )
     }
 
@@ -70,9 +72,11 @@ extension PipelineCore {
     func waitUntilStopped() async {
         await Waiters<Void>.wait(
             cancelled: (),
-            park: { id, continuation in apply { $0.waitUntilStopped(id: id, continuation) } ? () : nil },
-            cancel: { id in apply { $0.stopWaiters.cancel(id) } },
-            forget: { id in apply { $0.stopWaiters.forget(id) } }
+            park: { id, continuation in
+                apply { machine, _ in machine.waitUntilStopped(id: id, continuation) } ? () : nil
+            },
+            cancel: { id in apply { machine, _ in machine.stopWaiters.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.stopWaiters.forget(id) } }
         )
     }
 
@@ -82,21 +86,23 @@ extension PipelineCore {
             cancelled: (),
             park: { id, continuation in
                 let now = clock.now
-                return apply { $0.waitUntilQuiet(untilIdle: untilIdle, now: now, id: id, continuation) }
+                return apply { machine, _ in
+                    machine.waitUntilQuiet(untilIdle: untilIdle, now: now, id: id, continuation)
+                }
                     ? () : nil
             },
             cancel: { id in
-                apply { untilIdle ? $0.idleWaiters.cancel(id) : $0.settledWaiters.cancel(id) }
+                apply { machine, _ in untilIdle ? machine.idleWaiters.cancel(id) : machine.settledWaiters.cancel(id) }
             },
             forget: { id in
-                apply { untilIdle ? $0.idleWaiters.forget(id) : $0.settledWaiters.forget(id) }
+                apply { machine, _ in untilIdle ? machine.idleWaiters.forget(id) : machine.settledWaiters.forget(id) }
             }
         )
     }
 
     private func nextLaneToStart() async -> (CallSequence, Int32)? {
         while true {
-            switch transition({ $0.nextLaneToStart(nil) }).value {
+            switch apply({ machine, _ in machine.nextLaneToStart(nil) }) {
             case .start(let sequence, let lane): return (sequence, lane)
             case .stop: return nil
             case .wait: break
@@ -104,12 +110,12 @@ extension PipelineCore {
             await Waiters<Void>.wait(
                 cancelled: (),
                 park: { id, continuation in
-                    let next = apply { $0.nextLaneToStart((id, continuation)) }
+                    let next = apply { machine, _ in machine.nextLaneToStart((id, continuation)) }
                     guard case .wait = next else { return () }
                     return nil
                 },
-                cancel: { id in apply { $0.laneStartWaiters.cancel(id) } },
-                forget: { id in apply { $0.laneStartWaiters.forget(id) } }
+                cancel: { id in apply { machine, _ in machine.laneStartWaiters.cancel(id) } },
+                forget: { id in apply { machine, _ in machine.laneStartWaiters.forget(id) } }
             )
             if Task.isCancelled { return nil }
         }
@@ -121,7 +127,7 @@ extension PipelineCore {
     /// finished operations whose retention window has passed, and fires it.
     private func runTimers() async {
         while !Task.isCancelled {
-            switch transition({ $0.timerPlan() }).value {
+            switch apply({ machine, _ in machine.timerPlan() }) {
             case .exit:
                 return
             case .wait(let generation):
@@ -136,7 +142,7 @@ extension PipelineCore {
             }
             guard !Task.isCancelled else { return }
             let now = clock.now
-            let fired = transition { $0.fireTimers(now: now) }
+            let fired = transition { $0.fireTimers(now: now, into: &$1) }
             try? await acknowledge(fired)
             // Not on every wake: a stream of finishing operations rearms the loop, and forgetting each as it
             // finishes would compete with the work itself.
@@ -148,10 +154,10 @@ extension PipelineCore {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in
-                apply { $0.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
+                apply { machine, _ in machine.waitForRearm(generation: generation, id: id, continuation) } ? () : nil
             },
-            cancel: { id in apply { $0.timers.cancelWait(id) } },
-            forget: { id in apply { $0.timers.forgetWait(id) } }
+            cancel: { id in apply { machine, _ in machine.timers.cancelWait(id) } },
+            forget: { id in apply { machine, _ in machine.timers.forgetWait(id) } }
         )
     }
 
@@ -161,14 +167,16 @@ extension PipelineCore {
     func waitForSpawnRequest(lane: Int32) async -> Bool {
         await Waiters<Bool>.wait(
             cancelled: false,
-            park: { id, continuation in apply { $0.waitForSpawnRequest(lane: lane, id: id, continuation) } },
-            cancel: { id in apply { $0.lanes[Int(lane)].spawnWaiters.cancel(id) } },
-            forget: { id in apply { $0.lanes[Int(lane)].spawnWaiters.forget(id) } }
+            park: { id, continuation in
+                apply { machine, _ in machine.waitForSpawnRequest(lane: lane, id: id, continuation) }
+            },
+            cancel: { id in apply { machine, _ in machine.lanes[Int(lane)].spawnWaiters.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.lanes[Int(lane)].spawnWaiters.forget(id) } }
         )
     }
 
     func takeSpawn(lane: Int32) -> UInt64? {
-        apply { $0.takeSpawn(lane: lane) }
+        apply { machine, _ in machine.takeSpawn(lane: lane) }
     }
 
     // MARK: - Workers
@@ -187,7 +195,7 @@ extension PipelineCore {
             await group.next()
             group.cancelAll()
         }
-        perform(transition { $0.workerExited(worker, claimWake: false) })
+        apply { $0.workerExited(worker, claimWake: false, into: &$1) }
     }
 
     /// Finishing operations and taking the next share one critical section.
@@ -202,31 +210,27 @@ extension PipelineCore {
         var sinceYield = 0
         var jobs: [PipelineStateMachine.Job] = []
         var ends: [PipelineStateMachine.EndedAttempt] = []
-        var effects = PipelineEffects()
+        var actions = PipelineActions()
         jobs.reserveCapacity(Self.batchLimit)
         ends.reserveCapacity(Self.batchLimit)
         while true {
             let now = clock.now
             let cancelled = Task.isCancelled
             jobs.removeAll(keepingCapacity: true)
-            var step = transition(reusing: &effects) { machine in
-                let next = machine.workerStep(
+            let (next, receipt) = transition(into: &actions) { machine, actions in
+                machine.workerStep(
                     worker, lane: lane, ended: ends, claimWake: claimWake, cancelled: cancelled, limit: limit,
-                    batch: batch, claimed: &jobs, now: now)
-                // Completions that committed model changes: readers see them with the outcomes (S21).
-                if !machine.documentChanges.isEmpty { applyDocumentChanges(from: &machine) }
-                return next
+                    batch: batch, claimed: &jobs, now: now, into: &actions)
             }
             ends.removeAll(keepingCapacity: true)
             claimWake = false
-            if step.ticket != .durable {
-                try? await acknowledge(step)
+            if receipt.ticket != .durable {
+                try? await acknowledge(receipt, &actions)
             } else {
-                perform(step)
+                perform(receipt, actions)
             }
-            swap(&effects, &step.effects)
-            effects.clear()
-            switch step.value {
+            actions.clear()
+            switch next {
             case .run(let job):
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
                 // the clock, read twice per operation, would cost more than the rest of the loop.
@@ -254,11 +258,10 @@ extension PipelineCore {
             case .probe(let executor, let operation, let destination):
                 let answered = await executor.probe(operation)
                 let now = clock.now
-                perform(
-                    transition {
-                        $0.probeEnded(
-                            destination: destination, lane: lane, worker: worker, answered: answered, now: now)
-                    })
+                apply {
+                    $0.probeEnded(
+                        destination: destination, lane: lane, worker: worker, answered: answered, now: now, into: &$1)
+                }
             case .park:
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
@@ -316,12 +319,10 @@ extension PipelineCore {
         await Waiters<WorkerWake>.wait(
             cancelled: .recheck,
             park: { id, continuation in
-                let parked = transition { $0.park(lane: lane, worker: worker, id: id, continuation) }
-                perform(parked)
-                return parked.value
+                apply { $0.park(lane: lane, worker: worker, id: id, continuation, into: &$1) }
             },
-            cancel: { id in apply { $0.lanes[Int(lane)].idleWorkers.cancel(id) } },
-            forget: { id in apply { $0.lanes[Int(lane)].idleWorkers.forget(id) } }
+            cancel: { id in apply { machine, _ in machine.lanes[Int(lane)].idleWorkers.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.lanes[Int(lane)].idleWorkers.forget(id) } }
         )
     }
 
@@ -329,10 +330,10 @@ extension PipelineCore {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in
-                apply { $0.waitForCancelSignal(worker, id: id, continuation) } ? () : nil
+                apply { machine, _ in machine.waitForCancelSignal(worker, id: id, continuation) } ? () : nil
             },
-            cancel: { id in apply { $0.workers[worker]?.cancelWaiters.cancel(id) } },
-            forget: { id in apply { $0.workers[worker]?.cancelWaiters.forget(id) } }
+            cancel: { id in apply { machine, _ in machine.workers[worker]?.cancelWaiters.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.workers[worker]?.cancelWaiters.forget(id) } }
         )
     }
 }

@@ -7,12 +7,16 @@ import Synchronization
 /// Workers call it directly, so that starting and finishing an operation costs two short critical sections rather
 /// than actor hops.
 ///
-/// Two locks: one over the state machine, and one over the ``OperationDirectory`` of ids, so that a commit admits its
-/// operations while workers, which never look an id up, go on. The directory is taken first, and only by what needs
-/// it: a commit, a command or read that names an operation, and the transitions that vacate forgotten operations.
-/// Two ways into the state: a ``transition(_:)``, which may change it, hands its records to storage and its events to
-/// the outbox; a ``read(_:)`` only looks. Each has a form that holds the directory too
-/// (``transitionWithDirectory(_:)``, ``readWithDirectory(_:)``).
+/// One entry into the state machine, ``transition(into:_:)``: it applies one event under the lock, and returns the
+/// event's value with the ``PipelineActions`` it asks for; records go to storage, events to the outbox and model changes
+/// to the document before the lock is let go, so that each sees transitions in the order they happened, and the rest is
+/// performed outside it once the records are durable (``acknowledge(_:)``). ``read(_:)`` only looks. Nothing else takes
+/// the state's lock.
+///
+/// A second lock covers the ``OperationDirectory`` of ids, so that a commit admits its operations while workers, which
+/// never look an id up, go on. The directory is taken first, and only by what needs it: a commit, a command or read
+/// that names an operation, and the transitions that vacate forgotten operations (``transitionWithDirectory(_:)``,
+/// ``readWithDirectory(_:)``).
 final class PipelineCore: Sendable {
     /// What a commit hands back: the records for the handles, the snapshot the next commit likely gets, and whether
     /// more expired operations wait to be forgotten.
@@ -22,19 +26,34 @@ final class PipelineCore: Sendable {
         let backlog: Bool
     }
 
-    struct Transition<Value: Sendable>: Sendable {
-        let value: Value
-        var effects: PipelineEffects
-        /// The ticket of the records the transition appended; ``StorageTicket/durable`` when it appended none.
+    /// What the shell still owes an event once the lock is let go, besides its actions.
+    struct Receipt: Sendable {
+        /// The ticket of the records the event appended; ``StorageTicket/durable`` when it appended none.
         let ticket: StorageTicket
-        /// Whether the transition posted events to the outbox.
+        /// Whether the event posted events to the outbox.
         let postedEvents: Bool
-        /// Whether the transition staged model changes, which readers see once its ticket is durable.
-        var stagedModels = false
+        /// Whether the event staged model changes, which readers see once its ticket is durable.
+        let stagedModels: Bool
     }
 
-    /// The state machine, reached only through ``transition(_:)`` and ``read(_:)``.
-    private let state: StateLock<PipelineStateMachine>
+    /// An event's value and actions, and its receipt.
+    struct Transition<Value: Sendable>: Sendable {
+        let value: Value
+        var actions: PipelineActions
+        let receipt: Receipt
+
+        var ticket: StorageTicket { receipt.ticket }
+    }
+
+    /// The state machine, and the ticket of the last records handed to storage: a transition that records nothing
+    /// still waits for it before its events reach subscribers.
+    private struct Locked: Sendable {
+        var machine: PipelineStateMachine
+        var lastTicket = StorageTicket.durable
+    }
+
+    /// Reached only through ``transition(into:_:)`` and ``read(_:)``.
+    private let state: StateLock<Locked>
     let directory = StateLock(OperationDirectory())
     /// The document's models; its lock is taken last, after the directory's and the state's.
     let document = StateLock(Document())
@@ -58,29 +77,69 @@ final class PipelineCore: Sendable {
             metricsWindow: configuration.metricsWindow
         )
         self.limits = limits
-        state = StateLock(PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords))
+        state = StateLock(
+            Locked(machine: PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords))
+        )
     }
 
-    /// Runs one transition under the lock, and hands its records to storage in the same critical section, so the
-    /// store sees transitions in the order they happened.
+    /// The entry into the state machine: applies one event under the lock, writing what it asks for into `actions`.
+    ///
+    /// Before the lock is let go, the event's records go to storage, its events to the outbox and its model changes to
+    /// the document, so that each sees transitions in the order they happened. What is left in `actions` is for the
+    /// caller to perform once the receipt's ticket is durable (``acknowledge(_:_:)``).
     @inline(__always)
     func transition<Value: Sendable, Failure: Error>(
-        _ body: (inout PipelineStateMachine) throws(Failure) -> Value
-    ) throws(Failure) -> Transition<Value> {
-        try state.withLock { (machine) throws(Failure) -> Transition<Value> in
-            try complete(&machine, value: body(&machine))
+        into actions: inout PipelineActions,
+        _ event: (inout PipelineStateMachine, inout PipelineActions) throws(Failure) -> Value
+    ) throws(Failure) -> (value: Value, receipt: Receipt) {
+        try state.withLock { (locked) throws(Failure) -> (value: Value, receipt: Receipt) in
+            let value = try event(&locked.machine, &actions)
+            locked.machine.finish(&actions, now: clock.now)
+            var ticket = StorageTicket.durable
+            if !actions.records.isEmpty {
+                ticket = storage.append(actions.records)
+                locked.lastTicket = ticket
+                actions.records.removeAll(keepingCapacity: true)
+            }
+            let posted = !actions.events.steps.isEmpty
+            if posted {
+                events.post(actions.events.steps, after: locked.lastTicket)
+                actions.events.steps.removeAll(keepingCapacity: true)
+            }
+            let staged = actions.stagedModels || !actions.modelChanges.isEmpty
+            if staged {
+                // Completions' changes: readers see them with the outcomes, once durable (S21).
+                let changes = actions.modelChanges
+                document.withLock { document in
+                    if !changes.isEmpty { document.stage(changes) }
+                    document.seal(ticket)
+                }
+                actions.modelChanges.removeAll(keepingCapacity: true)
+                actions.stagedModels = false
+            }
+            return (value, Receipt(ticket: ticket, postedEvents: posted, stagedModels: staged))
         }
+    }
+
+    /// Applies one event with actions of its own.
+    @inline(__always)
+    func transition<Value: Sendable, Failure: Error>(
+        _ event: (inout PipelineStateMachine, inout PipelineActions) throws(Failure) -> Value
+    ) throws(Failure) -> Transition<Value> {
+        var actions = PipelineActions()
+        let (value, receipt) = try transition(into: &actions, event)
+        return Transition(value: value, actions: actions, receipt: receipt)
     }
 
     /// A transition that holds the directory too; it ends by vacating the operations forgotten since the last such
     /// transition, whose ids leave the directory once the state lock is let go.
     func transitionWithDirectory<Value: Sendable, Failure: Error>(
-        _ body: (inout PipelineStateMachine, inout OperationDirectory) throws(Failure) -> Value
+        _ body: (inout PipelineStateMachine, inout OperationDirectory, inout PipelineActions) throws(Failure) -> Value
     ) throws(Failure) -> Transition<Value> {
         try directory.withLock { (directory) throws(Failure) -> Transition<Value> in
-            let done = try transition { (machine) throws(Failure) -> Value in
-                let value = try body(&machine, &directory)
-                machine.handOverRemoved(to: &directory)
+            let done = try transition { (machine, actions) throws(Failure) -> Value in
+                let value = try body(&machine, &directory, &actions)
+                machine.handOverRemoved(to: &directory, into: &actions)
                 return value
             }
             directory.releaseVacated()
@@ -88,81 +147,49 @@ final class PipelineCore: Sendable {
         }
     }
 
-    /// A worker's transition, whose effects fill the arrays of `buffer`, emptied, instead of fresh ones.
-    ///
-    /// A worker takes one step per batch, and fresh arrays for each step's outcomes and released records cost an
-    /// allocation or two per step; the worker swaps the step's effects back into `buffer` once it has performed them.
-    @inline(__always)
-    func transition<Value: Sendable>(
-        reusing buffer: inout PipelineEffects,
-        _ body: (inout PipelineStateMachine) -> Value
-    ) -> Transition<Value> {
-        state.withLock { machine in
-            swap(&machine.effects, &buffer)
-            return complete(&machine, value: body(&machine))
-        }
-    }
-
-    /// Hands a transition's records to storage and its events to the outbox, and takes its effects, still under the
-    /// lock, so that both see transitions in the order they happened.
-    @inline(__always)
-    private func complete<Value: Sendable>(
-        _ machine: inout PipelineStateMachine,
-        value: Value
-    ) -> Transition<Value> {
-        var ticket = StorageTicket.durable
-        if !machine.records.isEmpty {
-            ticket = storage.append(machine.records)
-            machine.lastTicket = ticket
-            machine.records.removeAll(keepingCapacity: true)
-        }
-        let steps = machine.hub.takeSteps()
-        events.post(steps, after: machine.lastTicket)
-        let staged = machine.stagedModels
-        if staged {
-            machine.stagedModels = false
-            document.withLock { $0.seal(ticket) }
-        }
-        return Transition(
-            value: value, effects: machine.takeEffects(now: clock.now), ticket: ticket, postedEvents: !steps.isEmpty,
-            stagedModels: staged)
-    }
-
-    /// Waits until the transition is durable, then delivers its events and resumes its waiters; nothing is
-    /// acknowledged before that.
-    func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
-        guard transition.ticket != .durable else { return perform(transition) }
+    /// Waits until the event is durable, then delivers its events and performs its actions; nothing is acknowledged
+    /// before that.
+    func acknowledge(_ receipt: Receipt, _ actions: inout PipelineActions) async throws(RelayError) {
+        guard receipt.ticket != .durable else { return perform(receipt, actions) }
         do {
-            try await storage.waitUntilDurable(transition.ticket)
+            try await storage.waitUntilDurable(receipt.ticket)
         } catch {
             let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
             // The store never kept the transition's models: the document goes back to what it holds (S20).
-            if transition.stagedModels { document.withLock { $0.revert(from: transition.ticket) } }
+            if receipt.stagedModels { document.withLock { $0.revert(from: receipt.ticket) } }
             events.fail()
-            var effects = transition.effects
-            effects.failResults(with: failure)
-            effects.perform()
+            actions.failResults(with: failure)
+            actions.perform()
             throw failure
         }
-        if transition.stagedModels { document.withLock { $0.publish(through: transition.ticket) } }
-        events.deliver(through: transition.ticket)
-        transition.effects.perform()
+        if receipt.stagedModels { document.withLock { $0.publish(through: receipt.ticket) } }
+        events.deliver(through: receipt.ticket)
+        actions.perform()
+    }
+
+    func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
+        var actions = transition.actions
+        try await acknowledge(transition.receipt, &actions)
+    }
+
+    /// Completes an event that appended no records: delivers the events that are durable already, its own among them
+    /// once the records it follows are, and performs its actions.
+    func perform(_ receipt: Receipt, _ actions: PipelineActions) {
+        if receipt.postedEvents { events.deliver(through: nil) }
+        if !actions.isEmpty { actions.perform() }
+    }
+
+    func perform<Value>(_ transition: Transition<Value>) {
+        perform(transition.receipt, transition.actions)
     }
 
     /// Applies an event that appends nothing to storage, and performs what it asks for at once.
     @discardableResult
-    func apply<Value: Sendable>(_ event: (inout PipelineStateMachine) -> Value) -> Value {
+    func apply<Value: Sendable>(_ event: (inout PipelineStateMachine, inout PipelineActions) -> Value) -> Value {
         let done = transition(event)
         assert(done.ticket == .durable, "an event applied at once appended records")
         perform(done)
         return done.value
-    }
-
-    /// Completes a transition that appended no records: delivers the events that are durable already, its own among
-    /// them once the records it follows are, and resumes its waiters.
-    func perform<Value>(_ transition: Transition<Value>) {
-        if transition.postedEvents { events.deliver(through: nil) }
-        if !transition.effects.isEmpty { transition.effects.perform() }
     }
 
     // MARK: - Commands
@@ -171,12 +198,13 @@ final class PipelineCore: Sendable {
     /// acknowledged.
     @discardableResult
     func commandWithDirectory<Value: Sendable>(
-        _ body: (inout PipelineStateMachine, inout OperationDirectory, _ now: Int64) throws(RelayError) ->
-            Value
+        _ body:
+            (inout PipelineStateMachine, inout OperationDirectory, inout PipelineActions, _ now: Int64)
+            throws(RelayError) -> Value
     ) async throws(RelayError) -> Value {
         let now = clock.now
-        let done = try transitionWithDirectory { (machine, directory) throws(RelayError) in
-            try body(&machine, &directory, now)
+        let done = try transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
+            try body(&machine, &directory, &actions, now)
         }
         try await acknowledge(done)
         return done.value
@@ -185,10 +213,10 @@ final class PipelineCore: Sendable {
     /// Runs a command's transition at the current clock time and returns its value once it is acknowledged.
     @discardableResult
     func command<Value: Sendable>(
-        _ body: (inout PipelineStateMachine, _ now: Int64) throws(RelayError) -> Value
+        _ body: (inout PipelineStateMachine, inout PipelineActions, _ now: Int64) throws(RelayError) -> Value
     ) async throws(RelayError) -> Value {
         let now = clock.now
-        let done = try transition { (machine) throws(RelayError) in try body(&machine, now) }
+        let done = try transition { (machine, actions) throws(RelayError) in try body(&machine, &actions, now) }
         try await acknowledge(done)
         return done.value
     }
@@ -220,7 +248,7 @@ final class PipelineCore: Sendable {
             let admission = directory.admit(operations, preparation: preparation)
             let applied: Transition<AppliedCommit>
             do throws(RelayError) {
-                applied = try transition { (machine) throws(RelayError) -> AppliedCommit in
+                applied = try transition { (machine, actions) throws(RelayError) -> AppliedCommit in
                     // Checked before anything applies, against the document as earlier commits leave it.
                     if !changes.isEmpty {
                         try document.withLock { (document) throws(RelayError) in
@@ -228,11 +256,13 @@ final class PipelineCore: Sendable {
                         }
                     }
                     let before = machine.graph.lastSnapshot
-                    let records = try machine.apply(admission, operations, prebuilt: prebuilt, now: now)
+                    let records = try machine.apply(
+                        admission, operations, prebuilt: prebuilt, now: now, into: &actions)
                     if !startTimes.isEmpty {
                         for slot in admission.fresh {
                             guard let start = startTimes[machine.graph[slot].record.operation.id] else { continue }
-                            machine.hold(slot, until: start, context: CallOperation.startContext, now: now)
+                            machine.hold(
+                                slot, until: start, context: CallOperation.startContext, now: now, into: &actions)
                         }
                     }
                     if !changes.isEmpty || !erasures.isEmpty {
@@ -247,11 +277,13 @@ final class PipelineCore: Sendable {
                             document.stage(cascade)
                             return changes + cascade
                         }
-                        machine.stagedModels = true
-                        if !all.isEmpty { machine.commitModels(all, snapshotBefore: before, now: now) }
+                        actions.stagedModels = true
+                        if !all.isEmpty {
+                            machine.commitModels(all, snapshotBefore: before, now: now, into: &actions)
+                        }
                     }
-                    let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1))
-                    machine.handOverRemoved(to: &directory)
+                    let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1), into: &actions)
+                    machine.handOverRemoved(to: &directory, into: &actions)
                     return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
                 }
             } catch {
@@ -275,46 +307,48 @@ final class PipelineCore: Sendable {
         let now = clock.now
         var more = true
         while more {
-            let forgotten = transitionWithDirectory { machine, _ in machine.forgetExpired(now: now, limit: 256) }
+            let forgotten = transitionWithDirectory { machine, _, actions in
+                machine.forgetExpired(now: now, limit: 256, into: &actions)
+            }
             perform(forgotten)
             more = forgotten.value
         }
     }
 
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
-        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
-            try machine.cancel(id, in: directory, now: now)
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.cancel(id, in: directory, now: now, into: &actions)
         }
     }
 
     func purge(_ ids: [UUID]) async throws(RelayError) -> Int {
-        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
-            try machine.purge(ids, in: directory, now: now)
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.purge(ids, in: directory, now: now, into: &actions)
         }
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
         let deadline = until.map(clock.time(of:))
-        try await commandWithDirectory { (machine, directory, now) throws(RelayError) in
-            try machine.hold(id, until: deadline, context: context, in: directory, now: now)
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.hold(id, until: deadline, context: context, in: directory, now: now, into: &actions)
         }
     }
 
     func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, now) throws(RelayError) in
-            try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now)
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
         }
     }
 
     func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, now) throws(RelayError) in
-            try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now)
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
         }
     }
 
     func register(_ executor: any CallExecutor, for kind: CallKind) {
         let now = clock.now
-        perform(transition { $0.register(executor, for: kind, now: now) })
+        apply { $0.register(executor, for: kind, now: now, into: &$1) }
     }
 
     func upsertLane(
@@ -324,49 +358,52 @@ final class PipelineCore: Sendable {
         algorithm: CallSequence.Algorithm,
         addingSuspensions: Int
     ) async throws(RelayError) {
-        try await command { machine, now in
+        try await command { machine, actions, now in
             machine.upsertLane(
                 name,
                 sequence: sequence,
                 bunchSize: bunchSize,
                 algorithm: algorithm,
                 addingSuspensions: addingSuspensions,
-                now: now
+                now: now,
+                into: &actions
             )
         }
     }
 
     func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
-        try await command { machine, _ in machine.adoptLane(name, sequence: sequence) }
+        try await command { machine, actions, _ in machine.adoptLane(name, sequence: sequence, into: &actions) }
     }
 
     /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
     func releaseSequences() {
-        apply { $0.releaseSequences() }
+        apply { machine, _ in machine.releaseSequences() }
     }
 
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
-        try await command { (machine, now) throws(RelayError) in try machine.setBunchSize(size, lane: name, now: now) }
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.setBunchSize(size, lane: name, now: now, into: &actions)
+        }
     }
 
     func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
-        try await command { (machine, now) throws(RelayError) in
-            try machine.setAlgorithm(algorithm, lane: name, now: now)
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.setAlgorithm(algorithm, lane: name, now: now, into: &actions)
         }
     }
 
     func restore(_ stored: StoredState) async throws(RelayError) {
         document.withLock { $0.restore(stored.models) }
         let clock = self.clock
-        try await commandWithDirectory { machine, directory, now in
-            machine.restore(stored, clock: clock, directory: &directory, now: now)
+        try await commandWithDirectory { machine, directory, actions, now in
+            machine.restore(stored, clock: clock, directory: &directory, now: now, into: &actions)
         }
     }
 
     // MARK: - Queries
 
     func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
-        state.withLock { body($0) }
+        state.withLock { body($0.machine) }
     }
 
     /// A read that looks operations up by id.
@@ -380,8 +417,8 @@ final class PipelineCore: Sendable {
 
     func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
         let subscription = EventSubscription(capacity: bufferSize)
-        let subscribed = try transitionWithDirectory { (machine, directory) throws(RelayError) in
-            try machine.subscribe(subscription, to: operationID, in: directory)
+        let subscribed = try transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
+            try machine.subscribe(subscription, to: operationID, in: directory, into: &actions)
         }
         perform(subscribed)
         return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }
@@ -390,7 +427,7 @@ final class PipelineCore: Sendable {
     /// A stream of the document's changes to `collection`, or to all of them when it is `nil`.
     func subscribe(toCollection collection: String?, bufferSize: Int) -> CallEventStream {
         let subscription = EventSubscription(capacity: bufferSize)
-        let subscribed = transition { $0.subscribe(subscription, toCollection: collection) }
+        let subscribed = transition { $0.subscribe(subscription, toCollection: collection, into: &$1) }
         perform(subscribed)
         return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, fromCollection: collection) }
     }
@@ -402,14 +439,14 @@ final class PipelineCore: Sendable {
     ) -> CallEventStream {
         let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
             guard id != 0, let self else { return }
-            self.apply { unsubscribe(&$0, id) }
+            self.apply { machine, _ in unsubscribe(&machine, id) }
         }
         return CallEventStream(lifetime: lifetime)
     }
 
     func addSink(_ sink: any EventSink) {
-        let subscribed = try? transitionWithDirectory { (machine, directory) throws(RelayError) in
-            try machine.subscribe(sink, to: nil, in: directory)
+        let subscribed = try? transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
+            try machine.subscribe(sink, to: nil, in: directory, into: &actions)
         }
         if let subscribed { perform(subscribed) }
     }

@@ -6,7 +6,7 @@ extension PipelineStateMachine {
     /// Increments a suspension count and returns the new count.
     ///
     /// A `nil` lane is the whole DataPoint.
-    mutating func suspend(lane: Int32?, reason: String, now: Int64) -> Int {
+    mutating func suspend(lane: Int32?, reason: String, now: Int64, into actions: inout PipelineActions) -> Int {
         let count: Int
         if let lane {
             lanes[Int(lane)].suspensionCount += 1
@@ -17,15 +17,15 @@ extension PipelineStateMachine {
         }
         interruptBatches(lane: lane)
         let name = lane.map { lanes[Int($0)].name }
-        if recording { records.append(.suspensionChanged(name, count: count)) }
-        if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now) }
+        if recording { actions.records.append(.suspensionChanged(name, count: count)) }
+        if count == 1 { publish(.suspended(reason: reason), operation: nil, sequence: name, now: now, into: &actions) }
         return count
     }
 
     /// Decrements a suspension count, never below zero, and returns the new count.
     ///
     /// A `nil` lane is the whole DataPoint.
-    mutating func resume(lane: Int32?, reason: String, now: Int64) -> Int {
+    mutating func resume(lane: Int32?, reason: String, now: Int64, into actions: inout PipelineActions) -> Int {
         let count: Int
         if let lane {
             guard lanes[Int(lane)].suspensionCount > 0 else { return 0 }
@@ -37,10 +37,10 @@ extension PipelineStateMachine {
             count = suspensionCount
         }
         let name = lane.map { lanes[Int($0)].name }
-        if recording { records.append(.suspensionChanged(name, count: count)) }
+        if recording { actions.records.append(.suspensionChanged(name, count: count)) }
         guard count == 0 else { return count }
-        publish(.resumed(reason: reason), operation: nil, sequence: name, now: now)
-        if let lane { dispatch(lane) } else { dispatchAll() }
+        publish(.resumed(reason: reason), operation: nil, sequence: name, now: now, into: &actions)
+        if let lane { dispatch(lane, into: &actions) } else { dispatchAll(into: &actions) }
         return 0
     }
 
@@ -58,7 +58,8 @@ extension PipelineStateMachine {
         until: Int64?,
         context: String?,
         in directory: OperationDirectory,
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) throws(RelayError) {
         guard let slot = lookup(id, in: directory) else {
             throw RelayError(.unknownOperation, "cannot hold \(id): no such operation is known", operationIDs: [id])
@@ -66,26 +67,26 @@ extension PipelineStateMachine {
         guard graph[slot].phase != .finished else {
             throw RelayError(.operationFinished, "cannot hold \(id): it has finished", operationIDs: [id])
         }
-        hold(slot, until: until, context: context, now: now)
+        hold(slot, until: until, context: context, now: now, into: &actions)
     }
 
     /// Holds the operation in `slot`, which has not finished.
-    mutating func hold(_ slot: Int32, until: Int64?, context: String?, now: Int64) {
+    mutating func hold(_ slot: Int32, until: Int64?, context: String?, now: Int64, into actions: inout PipelineActions)
+    {
         let id = graph[slot].record.operation.id
         graph[slot].mayWaitForTime = timers.hold(slot, until: until, context: context)
-        if recording { records.append(.held(id, until: until.map { date($0) }, context: context)) }
+        if recording { actions.records.append(.held(id, until: until.map { date($0) }, context: context)) }
         publish(
             .held(until: until.map { date($0) }, context: context),
             operation: id,
             sequence: graph[slot].record.operation.sequenceName,
-            now: now
-        )
+            now: now, into: &actions)
         if graph[slot].phase == .ready && timers.holdEnd(slot) > now {
             graph[slot].phase = .pending
             graph[slot].token &+= 1
             lanes[Int(graph[slot].lane)].readyCount -= 1
         }
-        reevaluate(slot, now: now)
+        reevaluate(slot, now: now, into: &actions)
     }
 
     // MARK: - Cancellation
@@ -93,7 +94,9 @@ extension PipelineStateMachine {
     /// Cancels a pending operation at once, or asks a running one to stop.
     ///
     /// Returns whether anything changed.
-    mutating func cancel(_ id: UUID, in directory: OperationDirectory, now: Int64) throws(RelayError) -> Bool {
+    mutating func cancel(_ id: UUID, in directory: OperationDirectory, now: Int64, into actions: inout PipelineActions)
+        throws(RelayError) -> Bool
+    {
         guard let slot = lookup(id, in: directory) else {
             throw RelayError(.unknownOperation, "cannot cancel \(id): no such operation is known", operationIDs: [id])
         }
@@ -103,24 +106,24 @@ extension PipelineStateMachine {
         case .running:
             guard !graph[slot].cancelRequested else { return false }
             graph[slot].cancelRequested = true
-            cancelRunning(slot)
+            cancelRunning(slot, into: &actions)
             return true
         case .pending, .ready:
-            finish(slot, .cancelled(.requested), now: now)
+            finish(slot, .cancelled(.requested), now: now, into: &actions)
             return true
         }
     }
 
     /// Cancels a running operation's task, unless it is a claimed operation of a batch that has not begun: the worker
     /// then gives it back, and the operation the worker runs meanwhile goes on.
-    mutating func cancelRunning(_ slot: Int32) {
+    mutating func cancelRunning(_ slot: Int32, into actions: inout PipelineActions) {
         let worker = graph[slot].worker
         let index = graph[slot].batchIndex
         guard index != OperationSlot.unbatched, let batch = workers[worker]?.batch else {
-            signalCancel(worker)
+            signalCancel(worker, into: &actions)
             return
         }
-        if batch.stop() == Int(index) { signalCancel(worker) }
+        if batch.stop() == Int(index) { signalCancel(worker, into: &actions) }
     }
 
     /// Asks the workers of `lane`, or of every lane, to start none of the operations they claimed and have not begun.
@@ -133,13 +136,13 @@ extension PipelineStateMachine {
 
     /// Marks a worker so it takes no further operation, stops its batch, and cancels its task through its cancel
     /// signal.
-    mutating func signalCancel(_ worker: UInt64) {
+    mutating func signalCancel(_ worker: UInt64, into actions: inout PipelineActions) {
         guard var state = workers[worker], !state.doomed else { return }
         state.batch.stop()
         state.doomed = true
         doomedWorkers += 1
         state.cancelSignalled = true
-        effects.signals += state.cancelWaiters.takeAll()
+        actions.signals += state.cancelWaiters.takeAll()
         workers[worker] = state
     }
 

@@ -13,7 +13,8 @@ extension PipelineStateMachine {
         _ admission: CommitAdmission,
         _ batch: [CallOperation],
         prebuilt: [OperationRecord],
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) throws(RelayError) -> [OperationRecord] {
         switch lifecycle {
         case .stopping, .stopped:
@@ -41,8 +42,8 @@ extension PipelineStateMachine {
             )
         }
         holdDispatch()
-        commit(admission.fresh, edges: admission.edges, now: now)
-        releaseDispatch()
+        commit(admission.fresh, edges: admission.edges, now: now, into: &actions)
+        releaseDispatch(into: &actions)
         guard !admission.known.isEmpty else { return candidates }
         var records = candidates
         for known in admission.known {
@@ -114,14 +115,20 @@ extension PipelineStateMachine {
 
     /// Records a transaction's model changes under the snapshot number of its commit: the one its operations took, or
     /// a number of their own when it enqueued none.
-    mutating func commitModels(_ changes: [ModelChange], snapshotBefore: UInt64, now: Int64) {
+    mutating func commitModels(
+        _ changes: [ModelChange], snapshotBefore: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
         let snapshot = graph.lastSnapshot > snapshotBefore ? graph.lastSnapshot : graph.closeCommit(adding: 0)
-        recordModels(changes, snapshot: snapshot, now: now)
+        recordModels(changes, snapshot: snapshot, now: now, into: &actions)
     }
 
     /// Records model changes under `snapshot`, in this transition's frame, and publishes them to change streams.
-    mutating func recordModels(_ changes: [ModelChange], snapshot: UInt64, now: Int64) {
-        if recording { records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now)))) }
+    mutating func recordModels(
+        _ changes: [ModelChange], snapshot: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
+        if recording {
+            actions.records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now))))
+        }
         guard hub.isActive else { return }
         // A transaction's changes come in runs of one collection: ask once per run whether anyone follows it.
         var heard: (collection: String, heard: Bool)?
@@ -133,12 +140,12 @@ extension PipelineStateMachine {
             hub.publish(
                 operationID: nil, sequenceName: nil,
                 kind: .modelChanged(DocumentChange(snapshot: snapshot, change: change)),
-                date: date(now))
+                date: date(now), into: &actions.events)
         }
     }
 
     /// Wires the validated operations into the graph, records the commit, and releases what is ready.
-    mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64) {
+    mutating func commit(_ fresh: [Int32], edges: CommitEdges, now: Int64, into actions: inout PipelineActions) {
         let snapshot = graph.closeCommit(adding: fresh.count)
         var cancellations: [(Int32, CallResult)] = []
         var committed: [CallOperation] = []
@@ -161,16 +168,15 @@ extension PipelineStateMachine {
                     .enqueued(snapshot: snapshot),
                     operation: graph[slot].record.operation.id,
                     sequence: graph[slot].record.operation.sequenceName,
-                    now: now
-                )
+                    now: now, into: &actions)
             }
         }
-        if recording { records.append(.commit(snapshot: snapshot, operations: committed, at: date(now))) }
+        if recording { actions.records.append(.commit(snapshot: snapshot, operations: committed, at: date(now))) }
         for (slot, result) in cancellations {
-            finish(slot, result, now: now)
+            finish(slot, result, now: now, into: &actions)
         }
         for slot in fresh {
-            reevaluate(slot, now: now)
+            reevaluate(slot, now: now, into: &actions)
         }
     }
 

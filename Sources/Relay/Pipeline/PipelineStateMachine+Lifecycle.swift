@@ -1,15 +1,17 @@
 import Foundation
 
 extension PipelineStateMachine {
-    mutating func start(now: Int64) throws(RelayError) {
+    mutating func start(now: Int64, into actions: inout PipelineActions) throws(RelayError) {
         switch lifecycle {
         case .idle:
             lifecycle = .running
             // A DataPoint leaves `.idle` once, so the report is published once.
-            if let report = recoveryReport { publish(.recovered(report), operation: nil, sequence: nil, now: now) }
-            dispatchAll()
-            effects.signals += laneStartWaiters.takeAll()
-            effects.signals += startWaiters.takeAll()
+            if let report = recoveryReport {
+                publish(.recovered(report), operation: nil, sequence: nil, now: now, into: &actions)
+            }
+            dispatchAll(into: &actions)
+            actions.signals += laneStartWaiters.takeAll()
+            actions.signals += startWaiters.takeAll()
         case .running, .stopping:
             throw RelayError(.alreadyRunning, "the DataPoint is already running")
         case .stopped:
@@ -39,53 +41,53 @@ extension PipelineStateMachine {
     }
 
     /// Stops starting operations; running ones may finish until `deadline`, then their tasks are cancelled.
-    mutating func beginStop(deadline: Int64, now: Int64) {
+    mutating func beginStop(deadline: Int64, now: Int64, into actions: inout PipelineActions) {
         switch lifecycle {
         case .idle:
-            completeShutdown(now: now)
+            completeShutdown(now: now, into: &actions)
         case .running:
             lifecycle = .stopping(deadline: deadline)
-            hub.closeStreamsEndingAtStop()
+            hub.closeStreamsEndingAtStop(in: &actions.events)
             interruptBatches(lane: nil)
             for lane in lanes.indices {
-                for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
-                for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
+                for idle in lanes[lane].idleWorkers.takeAll() { actions.workerWakes.append((idle, .recheck)) }
+                for spawner in lanes[lane].spawnWaiters.takeAll() { actions.spawnWakes.append((spawner, false)) }
                 // A probe may wait seconds for an answer; cancel it, so that its worker exits.
-                for prober in lanes[lane].offline.probers { signalCancel(prober) }
+                for prober in lanes[lane].offline.probers { signalCancel(prober, into: &actions) }
             }
-            effects.signals += laneStartWaiters.takeAll()
-            rearmTimers()
-            if deadline <= now { fireTimers(now: now) }
+            actions.signals += laneStartWaiters.takeAll()
+            rearmTimers(into: &actions)
+            if deadline <= now { fireTimers(now: now, into: &actions) }
         case .stopping(let current):
             guard deadline < current else { return }
             lifecycle = .stopping(deadline: deadline)
-            rearmTimers()
-            if deadline <= now { fireTimers(now: now) }
+            rearmTimers(into: &actions)
+            if deadline <= now { fireTimers(now: now, into: &actions) }
         case .stopped:
             break
         }
     }
 
     /// Ends the DataPoint's life: every waiter is resumed, with a shutdown error where it awaited an outcome.
-    mutating func completeShutdown(now: Int64) {
+    mutating func completeShutdown(now: Int64, into actions: inout PipelineActions) {
         lifecycle = .stopped
         let error = RelayError(
             .shutdown,
             "the DataPoint shut down before the operation finished; it stays stored"
         )
         for slot in graph.unfinished {
-            settle(graph[slot].record, .failure(error))
+            settle(graph[slot].record, .failure(error), into: &actions)
         }
-        hub.closeAll()
-        effects.signals += idleWaiters.takeAll()
-        effects.signals += settledWaiters.takeAll()
-        effects.signals += stopWaiters.takeAll()
-        effects.signals += timers.rearm()
-        effects.signals += laneStartWaiters.takeAll()
-        effects.signals += startWaiters.takeAll()
+        hub.closeAll(in: &actions.events)
+        actions.signals += idleWaiters.takeAll()
+        actions.signals += settledWaiters.takeAll()
+        actions.signals += stopWaiters.takeAll()
+        actions.signals += timers.rearm()
+        actions.signals += laneStartWaiters.takeAll()
+        actions.signals += startWaiters.takeAll()
         for lane in lanes.indices {
-            for idle in lanes[lane].idleWorkers.takeAll() { effects.workerWakes.append((idle, .recheck)) }
-            for spawner in lanes[lane].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, false)) }
+            for idle in lanes[lane].idleWorkers.takeAll() { actions.workerWakes.append((idle, .recheck)) }
+            for spawner in lanes[lane].spawnWaiters.takeAll() { actions.spawnWakes.append((spawner, false)) }
         }
         releaseExecutors()
     }
@@ -133,7 +135,8 @@ extension PipelineStateMachine {
         _ stored: StoredState,
         clock: ClockSource,
         directory: inout OperationDirectory,
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) {
         recoveryReport = stored.recovery
         suspensionCount = max(0, stored.suspensionCount)
@@ -166,7 +169,7 @@ extension PipelineStateMachine {
                 result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
             )
             if let result = entry.result {
-                settle(record, .success(result))
+                settle(record, .success(result), into: &actions)
             }
             if let failure = entry.lastFailure { lastFailures[number] = failure }
             graph[number].mayWaitForTime = timers.restore(
@@ -186,14 +189,14 @@ extension PipelineStateMachine {
             if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[slot].snapshot) }
         }
         retention.keep(restored: finished)
-        if !finished.isEmpty { rearmTimers() }
+        if !finished.isEmpty { rearmTimers(into: &actions) }
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where graph[slot].phase == .pending {
             if let blocker = wireDependencies(of: slot, in: directory) { cancellations.append((slot, blocker)) }
         }
-        for (slot, result) in cancellations { finish(slot, result, now: now) }
-        for slot in restored { reevaluate(slot, now: now) }
-        forgetBeyondBounds()
+        for (slot, result) in cancellations { finish(slot, result, now: now, into: &actions) }
+        for slot in restored { reevaluate(slot, now: now, into: &actions) }
+        forgetBeyondBounds(into: &actions)
     }
 }
 

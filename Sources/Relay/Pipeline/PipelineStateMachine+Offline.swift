@@ -7,55 +7,65 @@ extension PipelineStateMachine {
     ///
     /// The attempt is given back and the operation waits for its destination; the lane's other destinations go on.
     /// Past the free rounds, the attempt is spent instead.
-    mutating func goOffline(_ slot: Int32, lane l: Int, reason: String, response: CallResponse?, now: Int64) {
+    mutating func goOffline(
+        _ slot: Int32, lane l: Int, reason: String, response: CallResponse?, now: Int64,
+        into actions: inout PipelineActions
+    ) {
         if graph[slot].cancelRequested {
-            finish(slot, .cancelled(.requested), now: now)
+            finish(slot, .cancelled(.requested), now: now, into: &actions)
             return
         }
         let strikes = lanes[l].offline.strikes(of: slot)
         guard strikes < OfflineDestinations.freeRounds else {
             let counted =
                 "\(reason) (its destination answered \(strikes) probes while its calls failed before a response)"
-            retryOrFail(slot, reason: counted, requestedDelay: nil, response: response, now: now)
+            retryOrFail(slot, reason: counted, requestedDelay: nil, response: response, now: now, into: &actions)
             return
         }
         graph[slot].attempts -= 1
         let operation = graph[slot].record.operation
-        if recording { records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
-        park(slot, lane: l, at: operation.destination, reason: reason, now: now)
-        reevaluate(slot, now: now)
+        if recording { actions.records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
+        park(slot, lane: l, at: operation.destination, reason: reason, now: now, into: &actions)
+        reevaluate(slot, now: now, into: &actions)
     }
 
     /// A ready operation about to start whose destination is offline waits for it instead, unstarted; returns whether
     /// it does.
-    mutating func parkIfDestinationIsOffline(_ slot: Int32, lane l: Int, now: Int64) -> Bool {
+    mutating func parkIfDestinationIsOffline(
+        _ slot: Int32, lane l: Int, now: Int64, into actions: inout PipelineActions
+    ) -> Bool {
         let destination = graph[slot].record.operation.destination
         guard lanes[l].offline.isOffline(destination) else { return false }
         graph[slot].phase = .pending
         lanes[l].readyCount -= 1
-        park(slot, lane: l, at: destination, reason: "", now: now)
-        reevaluate(slot, now: now)
+        park(slot, lane: l, at: destination, reason: "", now: now, into: &actions)
+        reevaluate(slot, now: now, into: &actions)
         return true
     }
 
-    private mutating func park(_ slot: Int32, lane l: Int, at destination: String, reason: String, now: Int64) {
+    private mutating func park(
+        _ slot: Int32, lane l: Int, at destination: String, reason: String, now: Int64,
+        into actions: inout PipelineActions
+    ) {
         let executor = executors[Int(graph[slot].executor)]
         guard lanes[l].offline.park(slot, at: destination, reason: reason, executor: executor, now: now) else { return }
-        publish(.offline(destination: destination, reason: reason), operation: nil, sequence: lanes[l].name, now: now)
+        publish(
+            .offline(destination: destination, reason: reason), operation: nil, sequence: lanes[l].name, now: now,
+            into: &actions)
         // The lane's batches stop, so that operations claimed for this destination wait rather than fail in turn.
         interruptBatches(lane: Int32(l))
     }
 
     /// Re-evaluates an operation that waits for its destination: it fails once its retry policy's `maximumElapsed`
     /// has passed since its first attempt; if its destination's probe sends it, the probe falls due at its time.
-    mutating func reevaluateWhileOffline(_ slot: Int32, lane l: Int, now: Int64) {
+    mutating func reevaluateWhileOffline(_ slot: Int32, lane l: Int, now: Int64, into actions: inout PipelineActions) {
         var wakeAt = Int64.max
         if let limit = graph[slot].record.operation.retryPolicy.maximumElapsed,
             graph[slot].firstStartedAt != OperationSlot.never
         {
             let (end, overflow) = graph[slot].firstStartedAt.addingReportingOverflow(limit.relayNanoseconds)
             if !overflow, end <= now {
-                failOffline(slot, lane: l, limit: limit, now: now)
+                failOffline(slot, lane: l, limit: limit, now: now, into: &actions)
                 return
             }
             if !overflow { wakeAt = end }
@@ -63,36 +73,41 @@ extension PipelineStateMachine {
         if let probeAt = lanes[l].offline.nextProbe(sending: slot) {
             if probeAt <= now {
                 lanes[l].offline.probeFellDue(sending: slot)
-                dispatch(Int32(l))
+                dispatch(Int32(l), into: &actions)
             } else {
                 wakeAt = min(wakeAt, probeAt)
             }
         }
-        if wakeAt != .max { wake(slot, at: wakeAt) }
+        if wakeAt != .max { wake(slot, at: wakeAt, into: &actions) }
     }
 
-    private mutating func failOffline(_ slot: Int32, lane l: Int, limit: Duration, now: Int64) {
+    private mutating func failOffline(
+        _ slot: Int32, lane l: Int, limit: Duration, now: Int64, into actions: inout PipelineActions
+    ) {
         let reason = lanes[l].offline.reason(of: slot)?.reason ?? graph[slot].record.operation.destination
         let failure = CallFailure(
             reason: "offline past its maximum elapsed time of \(limit.readable): \(reason)",
             attempts: Int(graph[slot].attempts), cause: .offlineTooLong)
-        finish(slot, .failed(failure), now: now)
+        finish(slot, .failed(failure), now: now, into: &actions)
     }
 
     /// A probe ended: on an answer, the operations that waited may start again.
-    mutating func probeEnded(destination: String, lane: Int32, worker: UInt64, answered: Bool, now: Int64) {
+    mutating func probeEnded(
+        destination: String, lane: Int32, worker: UInt64, answered: Bool, now: Int64,
+        into actions: inout PipelineActions
+    ) {
         let l = Int(lane)
         switch lanes[l].offline.probeEnded(destination, by: worker, answered: answered, now: now) {
         case .online(let released):
             publish(
                 .online(destination: destination, reason: "it answered a probe"), operation: nil,
-                sequence: lanes[l].name, now: now)
+                sequence: lanes[l].name, now: now, into: &actions)
             holdDispatch()
-            for slot in released { reevaluate(slot, now: now) }
-            releaseDispatch()
+            for slot in released { reevaluate(slot, now: now, into: &actions) }
+            releaseDispatch(into: &actions)
         case .offline(let subject):
             // Its next probe, or its maximum elapsed time if that comes first.
-            reevaluate(subject, now: now)
+            reevaluate(subject, now: now, into: &actions)
         case .forgotten:
             break
         }
@@ -100,13 +115,13 @@ extension PipelineStateMachine {
 
     /// An operation ended: it waits for its destination no more, and when it was the last that did, the destination
     /// is forgotten until an operation finds it offline again.
-    mutating func leaveOffline(_ slot: Int32, lane l: Int, now: Int64) {
+    mutating func leaveOffline(_ slot: Int32, lane l: Int, now: Int64, into actions: inout PipelineActions) {
         let (emptied, nextSubject) = lanes[l].offline.leave(slot)
-        if let nextSubject { reevaluate(nextSubject, now: now) }
+        if let nextSubject { reevaluate(nextSubject, now: now, into: &actions) }
         guard let emptied else { return }
         publish(
             .online(destination: emptied, reason: "no operation waits for it any more; the next one tries again"),
-            operation: nil, sequence: lanes[l].name, now: now)
+            operation: nil, sequence: lanes[l].name, now: now, into: &actions)
     }
 }
 

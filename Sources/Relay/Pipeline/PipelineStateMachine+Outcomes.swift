@@ -4,80 +4,87 @@ extension PipelineStateMachine {
     // MARK: - Outcomes
 
     /// Applies the end of an attempt.
-    mutating func finishAttempt(_ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64) {
+    mutating func finishAttempt(
+        _ slot: Int32, worker: UInt64, end: AttemptEnd, now: Int64, into actions: inout PipelineActions
+    ) {
         guard graph[slot].phase == .running, graph[slot].worker == worker else { return }
         let l = Int(graph[slot].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
-        if hub.isActive { publishBatchedStart(slot, lane: l, end: end) }
+        if hub.isActive { publishBatchedStart(slot, lane: l, end: end, into: &actions) }
         if case .returned = end {
-            giveBack(slot, now: now)
+            giveBack(slot, now: now, into: &actions)
         } else {
             graph[slot].endAttempt(now: now)
         }
         switch end {
         case .outcome(let outcome):
-            apply(outcome, to: slot, lane: l, now: now)
+            apply(outcome, to: slot, lane: l, now: now, into: &actions)
         case .reported(let outcome, let report):
             reports[slot] = AttemptFigures(report)
             publish(
-                .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now)
-            apply(outcome, to: slot, lane: l, response: report.response, now: now)
+                .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now,
+                into: &actions)
+            apply(outcome, to: slot, lane: l, response: report.response, now: now, into: &actions)
         case .staged(let outcome, let report, let changes):
             if let report {
                 reports[slot] = AttemptFigures(report)
                 publish(
                     .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name,
-                    now: now)
+                    now: now, into: &actions)
             }
-            apply(outcome, to: slot, lane: l, response: report?.response, now: now)
-            commitStagedChanges(changes, of: slot, now: now)
+            apply(outcome, to: slot, lane: l, response: report?.response, now: now, into: &actions)
+            commitStagedChanges(changes, of: slot, now: now, into: &actions)
         case .error(let reason):
-            retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+            retryOrFail(slot, reason: reason, requestedDelay: nil, now: now, into: &actions)
         case .returned:
             break
         case .interrupted(let reason):
             if graph[slot].cancelRequested {
-                finish(slot, .cancelled(.requested), now: now)
+                finish(slot, .cancelled(.requested), now: now, into: &actions)
             } else if lifecycle != .running {
-                interrupt(slot, now: now)
+                interrupt(slot, now: now, into: &actions)
             } else {
-                retryOrFail(slot, reason: reason, requestedDelay: nil, now: now)
+                retryOrFail(slot, reason: reason, requestedDelay: nil, now: now, into: &actions)
             }
         }
-        if lifecycle != .running && runningTotal == 0 { rearmTimers() }
+        if lifecycle != .running && runningTotal == 0 { rearmTimers(into: &actions) }
     }
 
     /// Publishes the start of an operation claimed behind another in a batch, now that its worker reports it ran,
     /// dated when it was claimed; see ``start(_:lane:worker:now:batchIndex:)``.
-    private mutating func publishBatchedStart(_ slot: Int32, lane l: Int, end: AttemptEnd) {
+    private mutating func publishBatchedStart(
+        _ slot: Int32, lane l: Int, end: AttemptEnd, into actions: inout PipelineActions
+    ) {
         guard graph[slot].batchIndex != OperationSlot.unbatched, graph[slot].batchIndex > 0 else { return }
         if case .returned = end { return }
         publish(
             .started(attempt: Int(graph[slot].attempts)), operation: graph[slot].record.operation.id,
-            sequence: lanes[l].name, now: graph[slot].lastStartedAt)
+            sequence: lanes[l].name, now: graph[slot].lastStartedAt, into: &actions)
     }
 
     /// A claimed operation that never ran is ready again, its attempt given back; a cancel that reached it while it
     /// waited in the batch ends it.
-    mutating func giveBack(_ slot: Int32, now: Int64) {
+    mutating func giveBack(_ slot: Int32, now: Int64, into actions: inout PipelineActions) {
         graph[slot].returnAttempt()
         if graph[slot].cancelRequested {
-            finish(slot, .cancelled(.requested), now: now)
+            finish(slot, .cancelled(.requested), now: now, into: &actions)
             return
         }
         let id = graph[slot].record.operation.id
-        if recording { records.append(.attemptReturned(id, attempts: Int(graph[slot].attempts))) }
-        reevaluate(slot, now: now)
+        if recording { actions.records.append(.attemptReturned(id, attempts: Int(graph[slot].attempts))) }
+        reevaluate(slot, now: now, into: &actions)
     }
 
     /// Commits the model changes an attempt staged, in the transition that records its end, when its operation
     /// completed or skipped (S21); an attempt that ends otherwise leaves them out.
-    private mutating func commitStagedChanges(_ changes: [ModelChange], of slot: Int32, now: Int64) {
+    private mutating func commitStagedChanges(
+        _ changes: [ModelChange], of slot: Int32, now: Int64, into actions: inout PipelineActions
+    ) {
         switch graph[slot].result {
         case .completed, .skipped:
-            recordModels(changes, snapshot: graph[slot].snapshot, now: now)
-            documentChanges += changes
+            recordModels(changes, snapshot: graph[slot].snapshot, now: now, into: &actions)
+            actions.modelChanges += changes
         default:
             break
         }
@@ -90,20 +97,23 @@ extension PipelineStateMachine {
         to slot: Int32,
         lane l: Int,
         response: CallResponse? = nil,
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) {
         switch outcome {
         case .completed(let data):
-            finish(slot, .completed(data), now: now)
+            finish(slot, .completed(data), now: now, into: &actions)
         case .skipped:
-            finish(slot, .skipped, now: now)
+            finish(slot, .skipped, now: now, into: &actions)
         case .failed(let reason):
             let attempts = Int(graph[slot].attempts)
-            finish(slot, .failed(CallFailure(reason: reason, attempts: attempts, response: response)), now: now)
+            finish(
+                slot, .failed(CallFailure(reason: reason, attempts: attempts, response: response)), now: now,
+                into: &actions)
         case .retry(let after, let reason):
-            retryOrFail(slot, reason: reason, requestedDelay: after, response: response, now: now)
+            retryOrFail(slot, reason: reason, requestedDelay: after, response: response, now: now, into: &actions)
         case .offline(let reason):
-            goOffline(slot, lane: l, reason: reason, response: response, now: now)
+            goOffline(slot, lane: l, reason: reason, response: response, now: now, into: &actions)
         }
     }
 
@@ -112,10 +122,11 @@ extension PipelineStateMachine {
         reason: String,
         requestedDelay: Duration?,
         response: CallResponse? = nil,
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) {
         if graph[slot].cancelRequested {
-            finish(slot, .cancelled(.requested), now: now)
+            finish(slot, .cancelled(.requested), now: now, into: &actions)
             return
         }
         let attempts = Int(graph[slot].attempts)
@@ -130,7 +141,7 @@ extension PipelineStateMachine {
             )
         else {
             let failure = CallFailure(reason: reason, attempts: attempts, cause: .retriesExhausted, response: response)
-            finish(slot, .failed(failure), now: now)
+            finish(slot, .failed(failure), now: now, into: &actions)
             return
         }
         let (due, overflow) = now.addingReportingOverflow(delay.relayNanoseconds)
@@ -140,34 +151,36 @@ extension PipelineStateMachine {
         let id = graph[slot].record.operation.id
         let failure = CallFailure(reason: reason, attempts: attempts, response: response)
         lastFailures[slot] = failure
-        if recording { records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt), failure: failure)) }
+        if recording {
+            actions.records.append(.retryScheduled(id, attempt: attempts, at: date(retryAt), failure: failure))
+        }
         publish(
             .retryScheduled(attempt: attempts, at: date(retryAt), reason: reason),
             operation: id,
             sequence: graph[slot].record.operation.sequenceName,
-            now: now
-        )
-        reevaluate(slot, now: now)
+            now: now, into: &actions)
+        reevaluate(slot, now: now, into: &actions)
     }
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.
-    mutating func interrupt(_ slot: Int32, now: Int64) {
-        if recording { records.append(.interrupted(graph[slot].record.operation.id, at: date(now))) }
-        reevaluate(slot, now: now)
+    mutating func interrupt(_ slot: Int32, now: Int64, into actions: inout PipelineActions) {
+        if recording { actions.records.append(.interrupted(graph[slot].record.operation.id, at: date(now))) }
+        reevaluate(slot, now: now, into: &actions)
     }
 
     /// Ends an operation and everything that must end with it, without recursion: a long chain of dependents that
     /// a failure cancels is walked with an explicit worklist.
-    mutating func finish(_ slot: Int32, _ result: CallResult, now: Int64) {
+    mutating func finish(_ slot: Int32, _ result: CallResult, now: Int64, into actions: inout PipelineActions) {
         var cascade: [(Int32, CallResult)] = []
-        finishOne(slot, result, now: now, cascade: &cascade)
+        finishOne(slot, result, now: now, cascade: &cascade, into: &actions)
         while let (next, nextResult) = cascade.popLast() {
-            finishOne(next, nextResult, now: now, cascade: &cascade)
+            finishOne(next, nextResult, now: now, cascade: &cascade, into: &actions)
         }
     }
 
     private mutating func finishOne(
-        _ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)]
+        _ slot: Int32, _ result: CallResult, now: Int64, cascade: inout [(Int32, CallResult)],
+        into actions: inout PipelineActions
     ) {
         let previous = graph[slot].phase
         guard previous == .pending || previous == .ready else { return }
@@ -181,8 +194,8 @@ extension PipelineStateMachine {
             runTimes.record(graph[slot].runNanoseconds)
         }
         let id = graph[slot].record.id
-        if recording { records.append(.finished(id, result, at: date(now))) }
-        leaveOffline(slot, lane: l, now: now)
+        if recording { actions.records.append(.finished(id, result, at: date(now))) }
+        leaveOffline(slot, lane: l, now: now, into: &actions)
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: slot)
             let kind: CallEvent.Kind =
@@ -192,14 +205,18 @@ extension PipelineStateMachine {
                 case .failed(let failure): .failed(failure, metrics)
                 case .cancelled(let reason): .cancelled(reason, metrics)
                 }
-            publish(kind, operation: id, sequence: lanes[l].name, now: now)
+            publish(kind, operation: id, sequence: lanes[l].name, now: now, into: &actions)
         }
-        settle(graph[slot].record, .success(result))
+        settle(graph[slot].record, .success(result), into: &actions)
         let (first, more) = graph[slot].takeDependents()
-        if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade) }
-        for dependent in more { release(dependent, after: id, ended: result, now: now, cascade: &cascade) }
-        if lanes[l].algorithm == .commitGraph { commitFinished(graph[slot].snapshot, lane: l, now: now) }
-        keep(slot, finishedAt: now)
+        if first >= 0 { release(first, after: id, ended: result, now: now, cascade: &cascade, into: &actions) }
+        for dependent in more {
+            release(dependent, after: id, ended: result, now: now, cascade: &cascade, into: &actions)
+        }
+        if lanes[l].algorithm == .commitGraph {
+            commitFinished(graph[slot].snapshot, lane: l, now: now, into: &actions)
+        }
+        keep(slot, finishedAt: now, into: &actions)
     }
 
     /// Tells a dependent that one of its dependencies ended: it counts down, or is cancelled with it.
@@ -208,7 +225,8 @@ extension PipelineStateMachine {
         after id: UUID,
         ended result: CallResult,
         now: Int64,
-        cascade: inout [(Int32, CallResult)]
+        cascade: inout [(Int32, CallResult)],
+        into actions: inout PipelineActions
     ) {
         guard graph[dependent].phase != .finished else {
             // Cancelled before this dependency ended: it only stops counting it, and may now be forgotten.
@@ -216,9 +234,9 @@ extension PipelineStateMachine {
             if graph[dependent].unfinishedDependencies == 0, graph[dependent].forgettingDeferred {
                 graph[dependent].forgettingDeferred = false
                 if graph[dependent].purged {
-                    forget(dependent)
+                    forget(dependent, into: &actions)
                 } else {
-                    keep(dependent, finishedAt: graph[dependent].finishedAt)
+                    keep(dependent, finishedAt: graph[dependent].finishedAt, into: &actions)
                 }
             }
             return
@@ -229,12 +247,12 @@ extension PipelineStateMachine {
             cascade.append((dependent, .cancelled(reason)))
         } else {
             graph[dependent].unfinishedDependencies -= 1
-            if graph[dependent].unfinishedDependencies == 0 { reevaluate(dependent, now: now) }
+            if graph[dependent].unfinishedDependencies == 0 { reevaluate(dependent, now: now, into: &actions) }
         }
     }
 
     /// With `.commitGraph`, releases the next commit's ready operations once every earlier one has finished.
-    mutating func commitFinished(_ snapshot: UInt64, lane l: Int, now: Int64) {
+    mutating func commitFinished(_ snapshot: UInt64, lane l: Int, now: Int64, into actions: inout PipelineActions) {
         guard let remaining = lanes[l].commitRemaining[snapshot] else { return }
         if remaining > 1 {
             lanes[l].commitRemaining[snapshot] = remaining - 1
@@ -250,7 +268,7 @@ extension PipelineStateMachine {
         }
         for slot in released where graph[slot].gated {
             graph[slot].gated = false
-            reevaluate(slot, now: now)
+            reevaluate(slot, now: now, into: &actions)
         }
     }
 }

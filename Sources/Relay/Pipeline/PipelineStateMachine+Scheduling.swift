@@ -44,15 +44,19 @@ extension PipelineStateMachine {
         limit: Int,
         batch: WorkerBatch,
         claimed jobs: inout [Job],
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) -> NextJob {
         holdDispatch()
-        for ended in ends { finishAttempt(ended.slot, worker: worker, end: ended.end, now: now) }
-        let next = nextJob(lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now)
+        for ended in ends { finishAttempt(ended.slot, worker: worker, end: ended.end, now: now, into: &actions) }
+        let next = nextJob(
+            lane: lane, worker: worker, claimWake: claimWake, cancelled: cancelled, now: now, into: &actions)
         if limit > 1, let first = next.slot, hasRoomToClaim(in: lane) {
-            claimMore(after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now, into: &jobs)
+            claimMore(
+                after: first, lane: lane, worker: worker, batch: batch, limit: limit - 1, now: now, into: &jobs,
+                into: &actions)
         }
-        releaseDispatch()
+        releaseDispatch(into: &actions)
         return next
     }
 
@@ -77,7 +81,8 @@ extension PipelineStateMachine {
         batch: WorkerBatch,
         limit: Int,
         now: Int64,
-        into jobs: inout [Job]
+        into jobs: inout [Job],
+        into actions: inout PipelineActions
     ) {
         let l = Int(lane)
         let start = jobs.count
@@ -85,9 +90,12 @@ extension PipelineStateMachine {
             let entry = lanes[l].ready.popFirst()
         {
             guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
-            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now) { continue }
+            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now, into: &actions) {
+                continue
+            }
             let batchIndex = UInt8(jobs.count - start + 1)
-            jobs.append(self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex))
+            jobs.append(
+                self.start(entry.slot, lane: l, worker: worker, now: now, batchIndex: batchIndex, into: &actions))
         }
         guard jobs.count > start else { return }
         batch.reset()
@@ -95,13 +103,14 @@ extension PipelineStateMachine {
     }
 
     /// The worker's next job: run an operation, park until there is work, or exit.
-    private mutating func nextJob(lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64) -> NextJob
-    {
+    private mutating func nextJob(
+        lane: Int32, worker: UInt64, claimWake: Bool, cancelled: Bool, now: Int64, into actions: inout PipelineActions
+    ) -> NextJob {
         let l = Int(lane)
         if claimWake { lanes[l].wakesInFlight -= 1 }
-        guard lifecycle == .running, !cancelled else { return exit(worker) }
-        if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker) }
-        if lanes[l].workers > lanes[l].bunchSize { return exit(worker) }
+        guard lifecycle == .running, !cancelled else { return exit(worker, into: &actions) }
+        if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker, into: &actions) }
+        if lanes[l].workers > lanes[l].bunchSize { return exit(worker, into: &actions) }
         guard suspensionCount == 0, lanes[l].suspensionCount == 0 else { return .park }
         if lanes[l].offline.dueProbes > 0, let probe = lanes[l].offline.takeDueProbe(for: worker) {
             return .probe(probe.executor, graph[probe.slot].record.operation, destination: probe.destination)
@@ -109,8 +118,10 @@ extension PipelineStateMachine {
         guard lanes[l].running < lanes[l].bunchSize else { return .park }
         while let entry = lanes[l].ready.popFirst() {
             guard graph[entry.slot].phase == .ready, graph[entry.slot].token == entry.token else { continue }
-            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now) { continue }
-            return .run(start(entry.slot, lane: l, worker: worker, now: now))
+            if !lanes[l].offline.isEmpty, parkIfDestinationIsOffline(entry.slot, lane: l, now: now, into: &actions) {
+                continue
+            }
+            return .run(start(entry.slot, lane: l, worker: worker, now: now, into: &actions))
         }
         return .park
     }
@@ -125,16 +136,17 @@ extension PipelineStateMachine {
         lane l: Int,
         worker: UInt64,
         now: Int64,
-        batchIndex: UInt8 = OperationSlot.unbatched
+        batchIndex: UInt8 = OperationSlot.unbatched,
+        into actions: inout PipelineActions
     ) -> Job {
         let attempt = graph[slot].beginAttempt(worker: worker, batchIndex: batchIndex, now: now)
         lanes[l].countStart()
         runningTotal += 1
         if recording || hub.isActive {
             let id = graph[slot].record.operation.id
-            if recording { records.append(.started(id, attempt: attempt, at: date(now))) }
+            if recording { actions.records.append(.started(id, attempt: attempt, at: date(now))) }
             if batchIndex == OperationSlot.unbatched {
-                publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now)
+                publish(.started(attempt: attempt), operation: id, sequence: lanes[l].name, now: now, into: &actions)
             }
         }
         return Job(
@@ -151,35 +163,36 @@ extension PipelineStateMachine {
         lane: Int32,
         worker: UInt64,
         id: UInt64,
-        _ continuation: CheckedContinuation<WorkerWake, Never>
+        _ continuation: CheckedContinuation<WorkerWake, Never>,
+        into actions: inout PipelineActions
     ) -> WorkerWake? {
         let l = Int(lane)
         guard lifecycle == .running, workers[worker]?.doomed != true else { return .recheck }
         guard lanes[l].idleWorkers.park(id, continuation) else { return .recheck }
         // Work may have arrived between the decision to park and this registration.
-        dispatch(lane)
+        dispatch(lane, into: &actions)
         return nil
     }
 
-    mutating func exit(_ worker: UInt64) -> NextJob {
-        workerExited(worker, claimWake: false)
+    mutating func exit(_ worker: UInt64, into actions: inout PipelineActions) -> NextJob {
+        workerExited(worker, claimWake: false, into: &actions)
         return .exit
     }
 
     /// Forgets a worker; idempotent.
     ///
     /// `claimWake` releases a wake it was given but never claimed.
-    mutating func workerExited(_ worker: UInt64, claimWake: Bool) {
+    mutating func workerExited(_ worker: UInt64, claimWake: Bool, into actions: inout PipelineActions) {
         guard var state = workers.removeValue(forKey: worker) else { return }
         let l = Int(state.lane)
         if claimWake { lanes[l].wakesInFlight -= 1 }
         lanes[l].workers -= 1
         if state.doomed { doomedWorkers -= 1 }
-        effects.signals += state.cancelWaiters.takeAll()
+        actions.signals += state.cancelWaiters.takeAll()
         if lifecycle == .running {
-            dispatch(state.lane)
+            dispatch(state.lane, into: &actions)
         } else if workers.isEmpty {
-            rearmTimers()
+            rearmTimers(into: &actions)
         }
     }
 }

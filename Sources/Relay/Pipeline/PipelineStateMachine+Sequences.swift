@@ -9,7 +9,8 @@ extension PipelineStateMachine {
         bunchSize: Int,
         algorithm: CallSequence.Algorithm,
         addingSuspensions: Int,
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) {
         let laneNumber: Int32
         if let existing = laneIndex[name] {
@@ -17,19 +18,19 @@ extension PipelineStateMachine {
             let wasRegistered = lanes[Int(existing)].isRegistered
             if !wasRegistered { lanes[Int(existing)].sequence = sequence }
             lanes[Int(existing)].bunchSize = bunchSize
-            setAlgorithm(algorithm, lane: existing, now: now)
-            if !wasRegistered { effects.signals += laneStartWaiters.takeAll() }
+            setAlgorithm(algorithm, lane: existing, now: now, into: &actions)
+            if !wasRegistered { actions.signals += laneStartWaiters.takeAll() }
         } else {
             laneNumber = Int32(lanes.count)
             lanes.append(Lane(name: name, sequence: sequence, bunchSize: bunchSize, algorithm: algorithm))
             laneIndex[name] = laneNumber
-            effects.signals += laneStartWaiters.takeAll()
+            actions.signals += laneStartWaiters.takeAll()
         }
-        if recording { records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm)) }
+        if recording { actions.records.append(.sequenceConfigured(name, bunchSize: bunchSize, algorithm: algorithm)) }
         for _ in 0..<max(0, addingSuspensions) {
-            _ = suspend(lane: laneNumber, reason: "suspended before it was added", now: now)
+            _ = suspend(lane: laneNumber, reason: "suspended before it was added", now: now, into: &actions)
         }
-        dispatch(laneNumber)
+        dispatch(laneNumber, into: &actions)
     }
 
     /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
@@ -38,18 +39,18 @@ extension PipelineStateMachine {
     }
 
     /// Gives a lane its actor without changing a configuration restored from storage; creates it if needed.
-    mutating func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) {
+    mutating func adoptLane(_ name: CallSequence.Name, sequence: CallSequence, into actions: inout PipelineActions) {
         if let existing = laneIndex[name] {
             guard lanes[Int(existing)].sequence == nil else { return }
             lanes[Int(existing)].sequence = sequence
-            effects.signals += laneStartWaiters.takeAll()
-            dispatch(existing)
+            actions.signals += laneStartWaiters.takeAll()
+            dispatch(existing, into: &actions)
             return
         }
         laneIndex[name] = Int32(lanes.count)
         lanes.append(Lane(name: name, sequence: sequence, bunchSize: 1, algorithm: .flat))
-        if recording { records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat)) }
-        effects.signals += laneStartWaiters.takeAll()
+        if recording { actions.records.append(.sequenceConfigured(name, bunchSize: 1, algorithm: .flat)) }
+        actions.signals += laneStartWaiters.takeAll()
     }
 
     /// A lane known only from stored operations, waiting for its sequence to be upserted.
@@ -61,7 +62,9 @@ extension PipelineStateMachine {
         return number
     }
 
-    mutating func setBunchSize(_ size: Int, lane name: CallSequence.Name, now: Int64) throws(RelayError) {
+    mutating func setBunchSize(
+        _ size: Int, lane name: CallSequence.Name, now: Int64, into actions: inout PipelineActions
+    ) throws(RelayError) {
         guard size >= 1 else {
             throw RelayError(.invalidBunchSize, "bunch size \(size) for sequence \(name) is below 1")
         }
@@ -70,18 +73,22 @@ extension PipelineStateMachine {
         if size < lanes[Int(lane)].bunchSize { interruptBatches(lane: lane) }
         lanes[Int(lane)].bunchSize = size
         if recording {
-            records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
+            actions.records.append(.sequenceConfigured(name, bunchSize: size, algorithm: lanes[Int(lane)].algorithm))
         }
-        dispatch(lane)
+        dispatch(lane, into: &actions)
     }
 
-    mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane name: CallSequence.Name, now: Int64)
+    mutating func setAlgorithm(
+        _ algorithm: CallSequence.Algorithm, lane name: CallSequence.Name, now: Int64,
+        into actions: inout PipelineActions
+    )
         throws(RelayError)
     {
         let lane = try registeredLane(name)
-        setAlgorithm(algorithm, lane: lane, now: now)
+        setAlgorithm(algorithm, lane: lane, now: now, into: &actions)
         if recording {
-            records.append(.sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
+            actions.records.append(
+                .sequenceConfigured(name, bunchSize: lanes[Int(lane)].bunchSize, algorithm: algorithm))
         }
     }
 
@@ -92,7 +99,9 @@ extension PipelineStateMachine {
         return lane
     }
 
-    mutating func setAlgorithm(_ algorithm: CallSequence.Algorithm, lane: Int32, now: Int64) {
+    mutating func setAlgorithm(
+        _ algorithm: CallSequence.Algorithm, lane: Int32, now: Int64, into actions: inout PipelineActions
+    ) {
         let l = Int(lane)
         guard lanes[l].algorithm != algorithm else { return }
         lanes[l].algorithm = algorithm
@@ -103,7 +112,7 @@ extension PipelineStateMachine {
             lanes[l].resetCommitGraph()
             for slot in gated where graph[slot].gated {
                 graph[slot].gated = false
-                reevaluate(slot, now: now)
+                reevaluate(slot, now: now, into: &actions)
             }
         case .commitGraph:
             // A rare, explicit change, so one scan is fine: rebuild the per-commit accounting from the lane's
@@ -130,9 +139,11 @@ extension PipelineStateMachine {
         operation.kind == .http && HTTPCall.requiresAuthorizer(operation.payload) ? .authorizedHTTP : operation.kind
     }
 
-    mutating func register(_ executor: any CallExecutor, for kind: CallKind, now: Int64) {
+    mutating func register(
+        _ executor: any CallExecutor, for kind: CallKind, now: Int64, into actions: inout PipelineActions
+    ) {
         if kind == .http, (executor as? HTTPExecutor)?.authorizes == true {
-            register(executor, for: .authorizedHTTP, now: now)
+            register(executor, for: .authorizedHTTP, now: now, into: &actions)
         }
         if let existing = executorIndex[kind] {
             executors[Int(existing)] = executor
@@ -144,22 +155,22 @@ extension PipelineStateMachine {
         guard let waiting = waitingForExecutor.removeValue(forKey: kind) else { return }
         for slot in waiting where graph[slot].executor < 0 {
             graph[slot].executor = number
-            reevaluate(slot, now: now)
+            reevaluate(slot, now: now, into: &actions)
         }
     }
 
     // MARK: - Readiness
 
     /// Moves a pending operation as far as it can go: to a timer, a commit gate, or its ready queue.
-    mutating func reevaluate(_ slot: Int32, now: Int64) {
+    mutating func reevaluate(_ slot: Int32, now: Int64, into actions: inout PipelineActions) {
         guard graph[slot].phase == .pending, graph[slot].unfinishedDependencies == 0, !graph[slot].gated else { return }
         if !lanes[Int(graph[slot].lane)].offline.isEmpty, lanes[Int(graph[slot].lane)].offline.isWaiting(slot) {
-            reevaluateWhileOffline(slot, lane: Int(graph[slot].lane), now: now)
+            reevaluateWhileOffline(slot, lane: Int(graph[slot].lane), now: now, into: &actions)
             return
         }
         let notBefore = notBefore(slot)
         if notBefore > now {
-            wake(slot, at: notBefore)
+            wake(slot, at: notBefore, into: &actions)
             return
         }
         if graph[slot].executor < 0 {
@@ -184,11 +195,11 @@ extension PipelineStateMachine {
             priority: graph[slot].record.operation.priority
         )
         lanes[l].readyCount += 1
-        dispatch(lane)
+        dispatch(lane, into: &actions)
     }
 
     /// Wakes idle workers, or asks for new ones, for ready work that the bunch size leaves room for.
-    mutating func dispatch(_ lane: Int32) {
+    mutating func dispatch(_ lane: Int32, into actions: inout PipelineActions) {
         if holdingDispatch {
             if !lanes[Int(lane)].dispatchHeld {
                 lanes[Int(lane)].dispatchHeld = true
@@ -203,11 +214,11 @@ extension PipelineStateMachine {
         var capacity = lanes[l].bunchSize - lanes[l].running - lanes[l].wakesInFlight
         while demand > 0 && capacity > 0 {
             if let idle = lanes[l].idleWorkers.takeLast() {
-                effects.workerWakes.append((idle, .work))
+                actions.workerWakes.append((idle, .work))
             } else if lanes[l].workers < lanes[l].bunchSize {
                 lanes[l].workers += 1
                 lanes[l].pendingSpawns += 1
-                for spawner in lanes[l].spawnWaiters.takeAll() { effects.spawnWakes.append((spawner, true)) }
+                for spawner in lanes[l].spawnWaiters.takeAll() { actions.spawnWakes.append((spawner, true)) }
             } else {
                 break
             }
@@ -223,18 +234,18 @@ extension PipelineStateMachine {
         holdingDispatch = true
     }
 
-    mutating func releaseDispatch() {
+    mutating func releaseDispatch(into actions: inout PipelineActions) {
         holdingDispatch = false
         guard !heldDispatches.isEmpty else { return }
         for lane in heldDispatches {
             lanes[Int(lane)].dispatchHeld = false
-            dispatch(lane)
+            dispatch(lane, into: &actions)
         }
         heldDispatches.removeAll(keepingCapacity: true)
     }
 
-    mutating func dispatchAll() {
-        for lane in lanes.indices { dispatch(Int32(lane)) }
+    mutating func dispatchAll(into actions: inout PipelineActions) {
+        for lane in lanes.indices { dispatch(Int32(lane), into: &actions) }
     }
 
     /// Nothing more can start without outside input, though operations may still run.

@@ -7,10 +7,10 @@ import Foundation
 /// queue, workers and offline destinations), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention`` (finished
 /// operations kept for re-attachment) and the ``EventHub`` (subscribers).
 ///
-/// A pure value: every event is a `mutating func` that returns its answer and leaves what the shell must do in three
-/// places: storage records in ``records``, events in the hub, and continuations to resume in ``effects``.
-/// ``PipelineCore`` runs each event under its lock and takes all three before releasing it. Nothing here suspends,
-/// resumes a continuation, or calls user code.
+/// A pure value: every event is a `mutating func` that returns its answer and writes what the shell must do into the
+/// ``PipelineActions`` it is given (storage records, events, model changes, continuations to resume); nothing the shell
+/// must do is kept here. ``PipelineCore`` runs each event under its lock, through ``PipelineCore/transition(_:)``, and
+/// ends it with ``finish(_:now:)``. Nothing here suspends, resumes a continuation, or calls user code.
 ///
 /// Readiness is pushed: a finishing operation decrements its dependents' counts of unfinished dependencies, and an
 /// operation whose count reaches zero enters its sequence's ready queue. No operation is ever found by scanning.
@@ -121,16 +121,6 @@ struct PipelineStateMachine: Sendable {
     /// While set, dispatches are noted in ``heldDispatches`` and run once each by ``releaseDispatch()``.
     var holdingDispatch = false
     var heldDispatches: [Int32] = []
-    var records: [StorageRecord] = []
-    /// Model changes that completions committed in this transition, for the shell to apply to the document before it
-    /// lets go of the lock.
-    var documentChanges: [ModelChange] = []
-    /// Whether the transition staged model changes in the document, which its ticket must seal.
-    var stagedModels = false
-    /// The ticket of the last records handed to storage: a transition that records nothing still waits for it before
-    /// its events reach subscribers.
-    var lastTicket = StorageTicket.durable
-    var effects = PipelineEffects()
     var generator = SystemRandomNumberGenerator()
 
     init(origin: Date, limits: Limits, recording: Bool = true) {
@@ -154,8 +144,10 @@ struct PipelineStateMachine: Sendable {
     }
 
     /// Hands an outcome to the operation's handles once the transition is durable, whatever the store.
-    mutating func settle(_ record: OperationRecord, _ outcome: Result<CallResult, RelayError>) {
-        effects.settlements.append((record, outcome))
+    func settle(
+        _ record: OperationRecord, _ outcome: Result<CallResult, RelayError>, into actions: inout PipelineActions
+    ) {
+        actions.settlements.append((record, outcome))
     }
 
     func date(_ time: Int64) -> Date {
@@ -164,46 +156,48 @@ struct PipelineStateMachine: Sendable {
 
     /// Ends a transition that holds the directory: vacates the operations forgotten since the last one and hands
     /// their slots to the directory (see ``OperationDirectory``).
-    mutating func handOverRemoved(to directory: inout OperationDirectory) {
-        graph.vacateRemoved(releasing: &effects.released, into: &directory)
+    mutating func handOverRemoved(to directory: inout OperationDirectory, into actions: inout PipelineActions) {
+        graph.vacateRemoved(releasing: &actions.released, into: &directory)
     }
 
-    /// Ends a transition: what it asks the shell to do.
+    /// Ends every event: gathers its events into one step per subscriber, and ends the waits for the pipeline to be
+    /// idle or settled that it satisfied.
     ///
-    /// `now` is read only when a wait for the pipeline to be idle or settled may end.
-    mutating func takeEffects(now: @autoclosure () -> Int64) -> PipelineEffects {
+    /// `now` is read only when such a wait may end.
+    mutating func finish(_ actions: inout PipelineActions, now: @autoclosure () -> Int64) {
+        hub.flush(&actions.events)
         if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled(now: now()) {
-            effects.signals += settledWaiters.takeAll()
-            if runningTotal == 0 { effects.signals += idleWaiters.takeAll() }
+            actions.signals += settledWaiters.takeAll()
+            if runningTotal == 0 { actions.signals += idleWaiters.takeAll() }
         }
-        guard !effects.isEmpty else { return PipelineEffects() }
-        var taken = PipelineEffects()
-        swap(&taken, &effects)
-        return taken
     }
 
     // MARK: - Events
 
-    mutating func publish(_ kind: CallEvent.Kind, operation: UUID?, sequence: CallSequence.Name?, now: Int64) {
+    mutating func publish(
+        _ kind: CallEvent.Kind, operation: UUID?, sequence: CallSequence.Name?, now: Int64,
+        into actions: inout PipelineActions
+    ) {
         guard hub.hasSubscribers(for: operation) else { return }
-        hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now))
+        hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now), into: &actions.events)
     }
 
     mutating func subscribe(
         _ sink: any EventSink,
         to operationID: UUID?,
-        in directory: OperationDirectory
+        in directory: OperationDirectory,
+        into actions: inout PipelineActions
     ) throws(RelayError) -> UInt64 {
         if let operationID {
             guard let slot = lookup(operationID, in: directory) else {
                 throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
             }
             if graph[slot].phase == .finished || hasStopped(for: sink) {
-                hub.close(sink)
+                hub.close(sink, in: &actions.events)
                 return 0
             }
         } else if hasStopped(for: sink) {
-            hub.close(sink)
+            hub.close(sink, in: &actions.events)
             return 0
         }
         return hub.subscribe(sink, to: operationID)
@@ -223,9 +217,11 @@ struct PipelineStateMachine: Sendable {
     }
 
     /// Follows the document's changes to `collection`, or to all of them when it is `nil`.
-    mutating func subscribe(_ sink: any EventSink, toCollection collection: String?) -> UInt64 {
+    mutating func subscribe(
+        _ sink: any EventSink, toCollection collection: String?, into actions: inout PipelineActions
+    ) -> UInt64 {
         guard !hasStopped(for: sink) else {
-            hub.close(sink)
+            hub.close(sink, in: &actions.events)
             return 0
         }
         return hub.subscribe(sink, toCollection: collection)

@@ -10,7 +10,7 @@ struct MachineUnderTest {
     struct Actions {
         var records: [StorageRecord]
         var events: [EventOutbox.Step]
-        var effects: PipelineEffects
+        var effects: PipelineActions
 
         /// The events delivered to subscribers, in order.
         var delivered: [CallEvent] {
@@ -35,6 +35,8 @@ struct MachineUnderTest {
     }
 
     var machine: PipelineStateMachine
+    /// What the events since the last ``takeActions()`` asked for, as the core gathers one event's.
+    var actions = PipelineActions()
     /// The directory of ids, which the core keeps under a lock of its own.
     var directory = OperationDirectory()
     let lane: Int32
@@ -44,19 +46,20 @@ struct MachineUnderTest {
             origin: Date(timeIntervalSince1970: 0),
             limits: .init(retention: .window(.nanoseconds(retention)), maximumPayloadSize: 1 << 20, metricsWindow: 100)
         )
-        machine.register(Noop(), for: "noop", now: 0)
+        machine.register(Noop(), for: "noop", now: 0, into: &actions)
         machine.upsertLane(
             .data, sequence: try CallSequence(name: .data), bunchSize: bunchSize, algorithm: .flat,
-            addingSuspensions: 0, now: 0)
-        try machine.start(now: 0)
+            addingSuspensions: 0, now: 0, into: &actions)
+        try machine.start(now: 0, into: &actions)
         lane = try machine.registeredLane(.data)
         _ = takeActions()
     }
 
+    /// Ends the events since the last call as the core ends each one, and takes what they asked for.
     mutating func takeActions() -> Actions {
-        let records = machine.records
-        machine.records.removeAll()
-        return Actions(records: records, events: machine.hub.takeSteps(), effects: machine.takeEffects(now: 0))
+        machine.finish(&actions, now: 0)
+        defer { actions = PipelineActions() }
+        return Actions(records: actions.records, events: actions.events.steps, effects: actions)
     }
 
     /// Takes every worker the lane asked for since the last call.
@@ -79,7 +82,7 @@ struct MachineUnderTest {
     ) -> PipelineStateMachine.NextJob {
         machine.workerStep(
             worker, lane: lane, ended: ended, claimWake: claimWake, cancelled: cancelled, limit: limit, batch: batch,
-            claimed: &claimed, now: now)
+            claimed: &claimed, now: now, into: &actions)
     }
 
     /// A worker's step that claims nothing more than its next job.
@@ -122,7 +125,7 @@ struct MachineUnderTest {
     mutating func enqueue(_ batch: [CallOperation], now: Int64) throws(RelayError) -> [OperationRecord] {
         let admission = directory.admit(batch, preparation: CommitPreparation(batch, limits: machine.limits))
         do throws(RelayError) {
-            let records = try machine.apply(admission, batch, prebuilt: [], now: now)
+            let records = try machine.apply(admission, batch, prebuilt: [], now: now, into: &actions)
             vacateForgotten()
             return records
         } catch {
@@ -133,30 +136,30 @@ struct MachineUnderTest {
 
     mutating func cancel(_ id: UUID, now: Int64) throws(RelayError) -> Bool {
         defer { vacateForgotten() }
-        return try machine.cancel(id, in: directory, now: now)
+        return try machine.cancel(id, in: directory, now: now, into: &actions)
     }
 
     mutating func hold(_ id: UUID, until: Int64?, context: String?, now: Int64) throws(RelayError) {
         defer { vacateForgotten() }
-        try machine.hold(id, until: until, context: context, in: directory, now: now)
+        try machine.hold(id, until: until, context: context, in: directory, now: now, into: &actions)
     }
 
     mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
         defer { vacateForgotten() }
-        return try machine.subscribe(sink, to: operationID, in: directory)
+        return try machine.subscribe(sink, to: operationID, in: directory, into: &actions)
     }
 
     /// The core's sweep of operations whose retention window has passed.
     @discardableResult
     mutating func forgetExpired(now: Int64, limit: Int = 256) -> Bool {
         defer { vacateForgotten() }
-        return machine.forgetExpired(now: now, limit: limit)
+        return machine.forgetExpired(now: now, limit: limit, into: &actions)
     }
 
     /// What ends every transition that holds the directory: operations forgotten since leave their slots and the
     /// directory.
     mutating func vacateForgotten() {
-        machine.handOverRemoved(to: &directory)
+        machine.handOverRemoved(to: &directory, into: &actions)
         directory.releaseVacated()
     }
 

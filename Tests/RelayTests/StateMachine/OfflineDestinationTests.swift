@@ -11,8 +11,8 @@ struct OfflineDestinationTests {
     /// A lane of one worker with executors for the `mail` and `sms` kinds, each kind its own destination.
     private static func machine() throws -> MachineUnderTest {
         var test = try MachineUnderTest(bunchSize: 1)
-        test.machine.register(MachineUnderTest.Noop(), for: "mail", now: 0)
-        test.machine.register(MachineUnderTest.Noop(), for: "sms", now: 0)
+        test.machine.register(MachineUnderTest.Noop(), for: "mail", now: 0, into: &test.actions)
+        test.machine.register(MachineUnderTest.Noop(), for: "sms", now: 0, into: &test.actions)
         return test
     }
 
@@ -60,9 +60,9 @@ struct OfflineDestinationTests {
         #expect(test.step(worker, ended: [Self.offline(job)], now: 0).parks)
 
         // Nothing is due before a quarter of a second.
-        test.machine.fireTimers(now: 249 * Self.millisecond)
+        test.machine.fireTimers(now: 249 * Self.millisecond, into: &test.actions)
         #expect(test.step(worker, now: 249 * Self.millisecond).parks)
-        test.machine.fireTimers(now: 250 * Self.millisecond)
+        test.machine.fireTimers(now: 250 * Self.millisecond, into: &test.actions)
         guard case .probe(_, let operation, let destination) = test.step(worker, now: 250 * Self.millisecond) else {
             Issue.record("expected the due probe to be the worker's next job")
             return
@@ -72,16 +72,18 @@ struct OfflineDestinationTests {
 
         // Unanswered: the next one is twice as far.
         test.machine.probeEnded(
-            destination: "mail", lane: test.lane, worker: worker, answered: false, now: 300 * Self.millisecond)
-        test.machine.fireTimers(now: 799 * Self.millisecond)
+            destination: "mail", lane: test.lane, worker: worker, answered: false, now: 300 * Self.millisecond,
+            into: &test.actions)
+        test.machine.fireTimers(now: 799 * Self.millisecond, into: &test.actions)
         #expect(test.step(worker, now: 799 * Self.millisecond).parks)
-        test.machine.fireTimers(now: 800 * Self.millisecond)
+        test.machine.fireTimers(now: 800 * Self.millisecond, into: &test.actions)
         guard case .probe = test.step(worker, now: 800 * Self.millisecond) else {
             Issue.record("expected the second probe")
             return
         }
         test.machine.probeEnded(
-            destination: "mail", lane: test.lane, worker: worker, answered: true, now: 900 * Self.millisecond)
+            destination: "mail", lane: test.lane, worker: worker, answered: true, now: 900 * Self.millisecond,
+            into: &test.actions)
         #expect(test.counts.offline == 0)
         #expect(test.state(of: second.id, now: 900 * Self.millisecond) == .pending(.ready))
         #expect(test.startNext(worker, now: 900 * Self.millisecond) == first.id)
@@ -96,14 +98,15 @@ struct OfflineDestinationTests {
         _ = test.step(worker, ended: [Self.offline(job)], now: 0)
         // Probes keep failing meanwhile: at 250 ms, then at 750 ms, when the next is planned for 1,750 ms.
         for now in [250 * Self.millisecond, 750 * Self.millisecond] {
-            test.machine.fireTimers(now: now)
+            test.machine.fireTimers(now: now, into: &test.actions)
             guard case .probe = test.step(worker, now: now) else {
                 Issue.record("expected a probe")
                 return
             }
-            test.machine.probeEnded(destination: "mail", lane: test.lane, worker: worker, answered: false, now: now)
+            test.machine.probeEnded(
+                destination: "mail", lane: test.lane, worker: worker, answered: false, now: now, into: &test.actions)
         }
-        test.machine.fireTimers(now: 1_000 * Self.millisecond)
+        test.machine.fireTimers(now: 1_000 * Self.millisecond, into: &test.actions)
         guard case .finished(.failed(let failure)) = test.state(of: operation.id, now: 1_000 * Self.millisecond) else {
             Issue.record("expected the operation to fail once its maximum elapsed time passed")
             return
@@ -124,12 +127,13 @@ struct OfflineDestinationTests {
             _ = test.step(worker, ended: [Self.offline(job)], now: now)
             #expect(test.status(of: operation.id, now: now)?.attempts == 0)
             now += 250 * Self.millisecond
-            test.machine.fireTimers(now: now)
+            test.machine.fireTimers(now: now, into: &test.actions)
             guard case .probe = test.step(worker, now: now) else {
                 Issue.record("expected a probe")
                 return
             }
-            test.machine.probeEnded(destination: "mail", lane: test.lane, worker: worker, answered: true, now: now)
+            test.machine.probeEnded(
+                destination: "mail", lane: test.lane, worker: worker, answered: true, now: now, into: &test.actions)
             guard case .run(let again) = test.step(worker, now: now) else {
                 Issue.record("expected the operation to run again")
                 return
@@ -145,7 +149,7 @@ struct OfflineDestinationTests {
         #expect(test.status(of: operation.id, now: now)?.attempts == 1)
         // Past any backoff.
         now += 3_600 * 1_000 * Self.millisecond
-        test.machine.fireTimers(now: now)
+        test.machine.fireTimers(now: now, into: &test.actions)
         guard case .run(let last) = test.step(worker, now: now) else {
             Issue.record("expected the retry to run")
             return

@@ -60,7 +60,7 @@ struct TimerAndRetentionTests {
         }
         #expect(test.step(worker, ended: [ended], now: 2).parks)
         #expect(test.machine.timerPlan() == .sleep(until: Retention.sweepGap, generation: generation + 1))
-        let sweepDue = test.machine.fireTimers(now: Retention.sweepGap)
+        let sweepDue = test.machine.fireTimers(now: Retention.sweepGap, into: &test.actions)
         #expect(sweepDue)
         #expect(test.state(of: first.id) == .finished(.completed(Data())))
         do {
@@ -95,9 +95,9 @@ struct TimerAndRetentionTests {
         _ = try test.cancel(operations[1].id, now: 500_000_000)
         #expect(test.machine.timerPlan() == armed)
         // A wake before the sweep is due, such as that rearm, forgets nothing.
-        let due3 = test.machine.fireTimers(now: 500_000_000)
+        let due3 = test.machine.fireTimers(now: 500_000_000, into: &test.actions)
         #expect(!due3)
-        let due4 = test.machine.fireTimers(now: 1_000_000_000)
+        let due4 = test.machine.fireTimers(now: 1_000_000_000, into: &test.actions)
         #expect(due4)
 
         // A sweep at the first window's end forgets only the first; the next comes a gap later, not at the second
@@ -147,9 +147,9 @@ struct TimerAndRetentionTests {
             Issue.record("expected the loop to sleep until the retry")
             return
         }
-        test.machine.fireTimers(now: retryAt - 1)
+        test.machine.fireTimers(now: retryAt - 1, into: &test.actions)
         #expect(test.state(of: operation.id, now: retryAt - 1) != .pending(.ready))
-        test.machine.fireTimers(now: retryAt)
+        test.machine.fireTimers(now: retryAt, into: &test.actions)
         #expect(test.state(of: operation.id, now: retryAt) == .pending(.ready))
     }
 }

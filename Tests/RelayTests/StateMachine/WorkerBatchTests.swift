@@ -109,7 +109,7 @@ struct WorkerBatchTests {
     @Test("S15: beginning to stop gives back the claimed operations that have not begun, their attempts unused")
     func stoppingGivesBackClaims() throws {
         var batch = try Batch(count: 3, bunchSize: 4)
-        batch.test.machine.beginStop(deadline: 10, now: 1)
+        batch.test.machine.beginStop(deadline: 10, now: 1, into: &batch.test.actions)
         guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
             Issue.record("a stopping pipeline gives its workers nothing more")
             return
@@ -119,7 +119,7 @@ struct WorkerBatchTests {
     @Test("S9: suspending a sequence gives back the claimed operations of its workers that have not begun")
     func suspendingGivesBackClaims() throws {
         var batch = try Batch(count: 3, bunchSize: 4)
-        _ = batch.test.machine.suspend(lane: batch.test.lane, reason: "test", now: 1)
+        _ = batch.test.machine.suspend(lane: batch.test.lane, reason: "test", now: 1, into: &batch.test.actions)
         guard case .park = expectGivenBack(&batch, waiting: .suspended) else {
             Issue.record("a suspended sequence gives its workers nothing more")
             return
@@ -147,7 +147,7 @@ struct WorkerBatchTests {
     @Test("S11: a worker cancelled through its signal, as when an attempt deadline passes, starts none of its claims")
     func cancelSignalGivesBackClaims() throws {
         var batch = try Batch(count: 3, bunchSize: 4)
-        batch.test.machine.signalCancel(batch.worker)
+        batch.test.machine.signalCancel(batch.worker, into: &batch.test.actions)
         // The batch stops with the signal, before the worker's task hears of it; the worker then retires.
         guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
             Issue.record("a cancelled worker takes nothing more")
@@ -158,7 +158,7 @@ struct WorkerBatchTests {
     @Test("S4: lowering the bunch size gives back the claimed operations that have not begun")
     func loweringTheBunchGivesBackClaims() throws {
         var batch = try Batch(count: 4, bunchSize: 4)
-        try batch.test.machine.setBunchSize(1, lane: .data, now: 1)
+        try batch.test.machine.setBunchSize(1, lane: .data, now: 1, into: &batch.test.actions)
         // The lane now has more workers than its bunch size, so this one retires.
         guard case .exit = expectGivenBack(&batch, waiting: .ready) else {
             Issue.record("expected the extra worker to retire")

@@ -25,6 +25,7 @@ protocol OperationClaims {
     ///   - batch: What the worker shares with the pipeline about its claims (see ``WorkerBatch``).
     ///   - claimed: Receives the claimed operations beyond the next job, in start order.
     ///   - now: The clock's time.
+    ///   - actions: Receives what the step asks the shell to do.
     /// - Returns: The worker's next job.
     mutating func workerStep(
         _ worker: UInt64,
@@ -35,7 +36,8 @@ protocol OperationClaims {
         limit: Int,
         batch: WorkerBatch,
         claimed: inout [PipelineStateMachine.Job],
-        now: Int64
+        now: Int64,
+        into actions: inout PipelineActions
     ) -> PipelineStateMachine.NextJob
 }
 

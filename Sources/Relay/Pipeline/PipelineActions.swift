@@ -1,0 +1,58 @@
+/// What one event of the ``PipelineStateMachine`` asks its shell to do, returned by the event rather than kept on the
+/// machine: records for storage, events for subscribers, model changes for the document, and continuations to
+/// resume once the lock is let go.
+///
+/// ``PipelineCore/transition(_:)`` makes one for each event, hands the records, events and changes on while it still
+/// holds the lock, so that storage, subscribers and the document see transitions in the order they happened, and
+/// performs the rest outside the lock once the records are durable. A worker passes its own, emptied after each step,
+/// so that its arrays keep their storage from one step to the next.
+struct PipelineActions: Sendable {
+    /// Records to append to storage.
+    var records: [StorageRecord] = []
+    /// Events for the subscribers.
+    var events = EventBatch()
+    /// Model changes that completions committed, which the document stages with the transition.
+    var modelChanges: [ModelChange] = []
+    /// Whether the event staged model changes in the document itself, as a transaction does, which the transition's
+    /// ticket must seal.
+    var stagedModels = false
+    /// Outcomes to settle, which resumes the handles' waiters, once the transition is durable.
+    var settlements: [(OperationRecord, Result<CallResult, RelayError>)] = []
+    var signals: [CheckedContinuation<Void, Never>] = []
+    var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
+    var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
+    /// Records of forgotten operations, let go after the lock is released: the last release frees the record, and
+    /// freeing a commit's worth of them inside the lock kept workers waiting.
+    var released: [OperationRecord] = []
+
+    /// Whether nothing is left to perform once the lock is let go.
+    var isEmpty: Bool {
+        settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && released.isEmpty
+    }
+
+    /// Empties every list and keeps its storage, for the next step to fill.
+    mutating func clear() {
+        records.removeAll(keepingCapacity: true)
+        events.steps.removeAll(keepingCapacity: true)
+        modelChanges.removeAll(keepingCapacity: true)
+        stagedModels = false
+        settlements.removeAll(keepingCapacity: true)
+        signals.removeAll(keepingCapacity: true)
+        workerWakes.removeAll(keepingCapacity: true)
+        spawnWakes.removeAll(keepingCapacity: true)
+        released.removeAll(keepingCapacity: true)
+    }
+
+    /// Turns every outcome into `error`, when the transition could not be made durable.
+    mutating func failResults(with error: RelayError) {
+        settlements = settlements.map { ($0.0, .failure(error)) }
+    }
+
+    /// Resumes what waits and settles the outcomes; outside the lock, once the transition is durable.
+    func perform() {
+        for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
+        for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
+        for continuation in signals { continuation.resume() }
+        for (record, result) in settlements { record.settle(result) }
+    }
+}
