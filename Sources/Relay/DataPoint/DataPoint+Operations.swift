@@ -124,8 +124,12 @@ extension DataPoint {
     /// Enqueues `operation` once the DataPoint runs and waits until it finishes, or until `deadline` has passed on
     /// the DataPoint's clock; then it cancels the operation and throws, saying what it was waiting for.
     nonisolated func executed(_ operation: CallOperation, deadline: Duration?) async throws -> CallHandle {
-        if core.read(\.lifecycle) == .idle { await core.waitUntilStarted() }
-        switch core.read(\.lifecycle) {
+        var lifecycle = core.read(\.lifecycle)
+        if lifecycle == .idle {
+            await core.waitUntilStarted()
+            lifecycle = core.read(\.lifecycle)
+        }
+        switch lifecycle {
         case .idle:
             throw RelayError(
                 .notRunning,

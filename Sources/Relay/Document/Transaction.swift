@@ -38,6 +38,28 @@ public struct Transaction: Sendable {
         changes.append(ModelChange(collection: collection, id: id, encoded: encoded))
     }
 
+    /// Whether a type is registered as `collection`.
+    func holds(_ collection: String) -> Bool {
+        collections.values.contains(collection)
+    }
+
+    /// Stages an encoded model under `id` in `collection`, as a call whose response is kept as a model does.
+    ///
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` when no type is registered as the
+    ///   collection, ``RelayError/Code/payloadTooLarge`` when `encoded` is larger than
+    ///   ``DataPoint/Configuration/maximumPayloadSize``.
+    mutating func upsert(encoded: Data, id: String, in collection: String) throws(RelayError) {
+        guard holds(collection) else {
+            throw RelayError(.unknownCollection, "no type is registered as the collection \(collection)")
+        }
+        guard encoded.count <= maximumSize else {
+            throw RelayError(
+                .payloadTooLarge,
+                "the model \(id) of \(collection) is \(encoded.count) bytes; the limit is \(maximumSize)")
+        }
+        changes.append(ModelChange(collection: collection, id: id, encoded: encoded))
+    }
+
     /// Stages the removal of a model, and of every relation that names it; removing one that is not there changes
     /// nothing.
     ///

@@ -47,15 +47,22 @@ extension HTTPExecutor {
     /// Stages the response body as a model of `collection`, to be upserted with the completion; returns why it cannot,
     /// if it cannot.
     private func keep(_ body: Data, in collection: String, _ context: CallContext) -> String? {
-        guard context.link.core.document.withLock({ $0.holdsType(collection) }) else {
-            return "no type is registered as the collection \(collection) to keep it in"
+        do {
+            try context.stage { transaction in
+                guard transaction.holds(collection) else {
+                    throw RelayError(
+                        .unknownCollection, "no type is registered as the collection \(collection) to keep it in")
+                }
+                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+                guard let id = object?["id"], id is String || id is NSNumber else {
+                    throw RelayError(
+                        .invalidArgument, "its body is not a JSON object with an id to keep it under in \(collection)")
+                }
+                try transaction.upsert(encoded: body, id: "\(id)", in: collection)
+            }
+        } catch {
+            return (error as? RelayError)?.message ?? "\(error)"
         }
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let id = object["id"],
-            id is String || id is NSNumber
-        else { return "its body is not a JSON object with an id to keep it under in \(collection)" }
-        context.link.recorder.stage(
-            [ModelChange(collection: collection, id: "\(id)", encoded: body)], for: context.operationID,
-            attempt: context.attempt)
         return nil
     }
 

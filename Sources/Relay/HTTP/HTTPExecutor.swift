@@ -21,7 +21,7 @@ import Synchronization
 /// ```
 ///
 /// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's
-/// timeout on the DataPoint's clock, and follows redirects, dropping secret headers on the way to another origin. Then:
+/// timeout on its clock (the DataPoint's, unless given another), and follows redirects, dropping secret headers on the way to another origin. Then:
 /// - an accepted status completes the operation with a ``CallResponse``;
 /// - a retryable status (408, 429 and 5xx by default) retries, after the server's `Retry-After` when it sends one,
 ///   cut to the call's ``HTTPCall/maximumRetryAfter``;
@@ -39,8 +39,8 @@ public struct HTTPExecutor: CallExecutor {
     /// - Parameters:
     ///   - transport: What sends requests; URLSession by default.
     ///   - authorizer: What adds credentials at send time.
-    ///   - clock: The clock of the measurements and of probes' timeouts; pass the DataPoint's. Attempts' timeouts
-    ///     run on the DataPoint's clock, through ``CallContext/withTimeout(_:_:)``.
+    ///   - clock: The clock of the measurements and of every request's timeout; pass the DataPoint's, as the
+    ///     executor each DataPoint registers on its own does.
     public init(
         transport: any HTTPTransport = URLSessionTransport.shared,
         authorizer: (any RequestAuthorizer)? = nil,
@@ -83,7 +83,7 @@ public struct HTTPExecutor: CallExecutor {
         var redirects = 0
         while true {
             let outcome: CallOutcome
-            switch try await send(request, for: call, until: deadline, in: context, measuring: &measured) {
+            switch try await send(request, for: call, until: deadline, measuring: &measured) {
             case .timedOut:
                 outcome = .retry(reason: "\(request) timed out after \(call.timeout)")
             case .failed(let error) where error.isConnectivityFailure:
@@ -118,7 +118,7 @@ public struct HTTPExecutor: CallExecutor {
         var measured = Measurement(started: clock.now)
         let request = HTTPRequest(method: .head, url: root)
         let deadline = Self.deadline(after: probe.timeout, from: measured.started)
-        guard case .responded = try? await send(request, for: probe, until: deadline, in: nil, measuring: &measured)
+        guard case .responded = try? await send(request, for: probe, until: deadline, measuring: &measured)
         else {
             return false
         }
@@ -174,13 +174,12 @@ public struct HTTPExecutor: CallExecutor {
 
     /// Sends one request, to be answered by `deadline`, measured on the clock.
     ///
-    /// An attempt's deadline waits on the DataPoint's timer loop through its context; a probe, which runs outside any
-    /// attempt, races the request against a sleep on the executor's clock.
+    /// The deadline lives with the attempt: the request races a sleep on the executor's clock, and the pipeline hears
+    /// of neither.
     private func send(
         _ request: HTTPRequest,
         for call: HTTPCall,
         until deadline: Int64,
-        in context: CallContext?,
         measuring measured: inout Measurement
     ) async throws -> Exchange {
         let transport = self.transport
@@ -200,13 +199,7 @@ public struct HTTPExecutor: CallExecutor {
         let remaining = Duration.nanoseconds(deadline &- clock.now)
         guard remaining > .zero else { return .timedOut }
         do {
-            let answer: HTTPTransportResponse?
-            if let context {
-                answer = try await context.withTimeout(remaining, exchange)
-            } else {
-                answer = try await Self.race(exchange, against: deadline, on: clock)
-            }
-            guard let response = answer else {
+            guard let response = try await Self.race(exchange, against: deadline, on: clock) else {
                 partial.map(Self.remove)
                 return .timedOut
             }

@@ -30,12 +30,13 @@ struct PipelineActions: Sendable {
         settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && released.isEmpty
     }
 
-    /// Empties every list and keeps its storage, for the next step to fill.
+    /// Empties every list and keeps its storage, for the next step to fill; a worker's steps mostly leave them empty.
     mutating func clear() {
-        records.removeAll(keepingCapacity: true)
-        events.steps.removeAll(keepingCapacity: true)
-        modelChanges.removeAll(keepingCapacity: true)
+        if !records.isEmpty { records.removeAll(keepingCapacity: true) }
+        if !events.steps.isEmpty { events.steps.removeAll(keepingCapacity: true) }
+        if !modelChanges.isEmpty { modelChanges.removeAll(keepingCapacity: true) }
         stagedModels = false
+        guard !isEmpty else { return }
         settlements.removeAll(keepingCapacity: true)
         signals.removeAll(keepingCapacity: true)
         workerWakes.removeAll(keepingCapacity: true)
