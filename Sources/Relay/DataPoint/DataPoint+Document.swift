@@ -13,7 +13,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/collectionConflict`` when the type is registered already, or
     ///   the name holds another type.
     public nonisolated func register<M: Model>(_ type: M.Type, as collection: String) throws {
-        try core.document.withLock { (document) throws(RelayError) in
+        try core.changeDocument { (document) throws(RelayError) in
             try document.register(M.self, as: collection)
         }
     }
@@ -43,7 +43,7 @@ extension DataPoint {
     /// It throws ``RelayError/Code/modelNotFound`` rather than return an optional: resolving an alias is a hot path,
     /// and an optional of a generic type costs unspecialized code a metadata lookup.
     nonisolated func model<M: Model>(_ type: M.Type, key: String) throws(RelayError) -> M {
-        let lookup = try core.document.withLock { (document) throws(RelayError) -> Document.Lookup in
+        let lookup = try core.readDocument { (document) throws(RelayError) -> Document.Lookup in
             document.lookup(Alias(collection: try document.collection(of: M.self), id: key))
         }
         if let kept = lookup.kept as? Decoded<M> { return kept.value }
@@ -51,7 +51,7 @@ extension DataPoint {
             throw RelayError(.modelNotFound, "no \(M.typeName) of id \(key) is in the document")
         }
         let model = try Self.decodeModel(M.self, from: found.encoded, id: key)
-        core.document.withLock { $0.keepDecoded(model, of: found.alias, from: found.encoded) }
+        core.changeDocument { $0.keepDecoded(model, of: found.alias, from: found.encoded) }
         return model
     }
 
@@ -72,7 +72,7 @@ extension DataPoint {
     /// - Returns: The models.
     /// - Throws: The errors of ``model(_:id:)``, and what `isIncluded` throws.
     public nonisolated func models<M: Model>(_ type: M.Type, where isIncluded: (M) throws -> Bool) throws -> [M] {
-        let all = try core.document.withLock { (document) throws(RelayError) in
+        let all = try core.readDocument { (document) throws(RelayError) in
             document.models(in: try document.collection(of: M.self))
         }
         return try all.sorted { $0.key < $1.key }.compactMap { key, encoded in
@@ -90,7 +90,7 @@ extension DataPoint {
     /// - Returns: The value.
     /// - Throws: ``RelayError`` with ``RelayError/Code/modelEncoding`` when the stored value does not decode as `type`.
     public nonisolated func value<V: Decodable>(_ type: V.Type, forKey key: String) throws -> V? {
-        guard let encoded = core.document.withLock({ $0.value(forKey: key) }) else { return nil }
+        guard let encoded = core.readDocument({ $0.value(forKey: key) }) else { return nil }
         do {
             return try JSONDecoder().decode(V.self, from: encoded)
         } catch {
@@ -104,7 +104,7 @@ extension DataPoint {
     /// - Returns: The count.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func count<M: Model>(of type: M.Type) throws -> Int {
-        try core.document.withLock { (document) throws(RelayError) in
+        try core.readDocument { (document) throws(RelayError) in
             document.count(in: try document.collection(of: M.self))
         }
     }
@@ -128,7 +128,7 @@ extension DataPoint {
     /// - Returns: The changes; the stream ends when the DataPoint begins to shut down.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func changes<M: Model>(of type: M.Type, bufferSize: Int? = nil) throws -> CallEventStream {
-        let collection = try core.document.withLock { (document) throws(RelayError) in
+        let collection = try core.readDocument { (document) throws(RelayError) in
             try document.collection(of: M.self)
         }
         return changes(in: collection, bufferSize: bufferSize)

@@ -247,12 +247,14 @@ extension DataPoint {
 
     // MARK: - Observation
 
-    /// An operation's current state, or `nil` when no such operation is known.
+    /// An operation's current state, or `nil` when no such operation is known; the one way to read a status by id
+    /// (a handle reads its own, ``CallHandle/status``, the same way).
     ///
     /// - Parameter id: The operation's id.
     /// - Returns: Its status.
     public nonisolated func status(of id: UUID) -> CallStatus? {
-        pipeline.status(of: id)
+        let now = core.clock.now
+        return core.readWithDirectory { $0.status(of: id, in: $1, now: now) }
     }
 
     /// Every event from now on, in a stream of its own with a bounded buffer.

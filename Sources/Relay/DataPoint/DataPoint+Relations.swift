@@ -26,7 +26,7 @@ extension DataPoint {
             originType: ObjectIdentifier(M.self), originID: id, kind: kind, relatedType: ObjectIdentifier(R.self))
         // One pass under the lock: the relation as a read resolved it before, or the related models' encoded forms.
         // Nothing here is generic over `R` until the cast: unspecialized code looks generic types' metadata up.
-        let lookup = try core.document.withLock { (document) throws(RelayError) -> Document.RelatedLookup in
+        let lookup = try core.readDocument { (document) throws(RelayError) -> Document.RelatedLookup in
             if let kept = document.keptRelated(key) { return kept }
             let origin = Alias(collection: try document.collection(of: M.self), id: id)
             return document.lookupRelated(from: origin, by: kind, into: try document.collection(of: R.self))
@@ -44,7 +44,7 @@ extension DataPoint {
                 fresh.append((entry.alias, model))
             }
         }
-        core.document.withLock {
+        core.changeDocument {
             $0.keepRelated(related, for: key, in: lookup.collection, decoded: fresh, readAt: lookup.generation)
         }
         return related
@@ -59,6 +59,6 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func relatedAliases<M: Model>(to model: M, by kind: Relationship) throws -> [Alias] {
         let origin = try alias(of: model)
-        return core.document.withLock { $0.related(to: origin, by: kind) }.sorted { $0.description < $1.description }
+        return core.readDocument { $0.related(to: origin, by: kind) }.sorted { $0.description < $1.description }
     }
 }

@@ -64,7 +64,7 @@ extension DataPoint {
     /// - Returns: The alias.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownCollection`` for a type that is not registered.
     public nonisolated func alias<M: Model>(of model: M) throws -> Alias {
-        let collection = try core.document.withLock { (document) throws(RelayError) in
+        let collection = try core.readDocument { (document) throws(RelayError) in
             try document.collection(of: M.self)
         }
         return Alias(collection: collection, id: model.documentKey)
@@ -89,7 +89,7 @@ extension DataPoint {
     /// - Throws: ``RelayError`` with ``RelayError/Code/typeMismatch`` when the alias's collection holds another type,
     ///   ``RelayError/Code/modelNotFound`` when there is no such model, and the errors of ``model(_:id:)``.
     public nonisolated func resolve<M: Model>(_ alias: Alias, as type: M.Type) throws -> M {
-        let collection = try core.document.withLock { (document) throws(RelayError) in
+        let collection = try core.readDocument { (document) throws(RelayError) in
             try document.collection(of: M.self)
         }
         guard collection == alias.collection else {

@@ -1,9 +1,11 @@
 import Foundation
 
-/// The single authority over operation state: the graph, snapshots, dependencies, priorities, holds and statuses.
+/// A read-only view of the operations' graph: each operation as enqueued, its dependents and holds, and the last
+/// snapshot; a status is read from ``DataPoint/status(of:)`` or ``CallHandle/status``.
 ///
-/// Reach it from ``DataPoint/pipeline`` for detailed queries. Every answer is consistent with one moment of the
-/// pipeline's state.
+/// Reach it from ``DataPoint/pipeline``. Every answer is consistent with one moment of the pipeline's state. It is an
+/// actor as the design's public faces are, and isolates nothing: its queries are `nonisolated` reads of the state
+/// the DataPoint's engine owns (see <doc:ConcurrencyModel>).
 ///
 /// ```swift
 /// let snapshot = point.pipeline.lastSnapshot
@@ -14,15 +16,6 @@ public actor Pipeline {
 
     init(core: PipelineCore) {
         self.core = core
-    }
-
-    /// An operation's current state, or `nil` when no such operation is known.
-    ///
-    /// - Parameter id: The operation's id.
-    /// - Returns: Its status.
-    public nonisolated func status(of id: UUID) -> CallStatus? {
-        let now = core.clock.now
-        return core.readWithDirectory { $0.status(of: id, in: $1, now: now) }
     }
 
     /// An operation as enqueued, with its snapshot.

@@ -55,8 +55,6 @@ final class PipelineCore: Sendable {
     /// Reached only through ``transition(into:_:)`` and ``read(_:)``.
     private let state: StateLock<Locked>
     let directory = StateLock(OperationDirectory())
-    /// The document's models; its lock is taken last, after the directory's and the state's.
-    let document = StateLock(Document())
     /// Each transition's events, until the transition is durable.
     let events = EventOutbox()
     let storage: any Storage
@@ -110,10 +108,8 @@ final class PipelineCore: Sendable {
             if staged {
                 // Completions' changes: readers see them with the outcomes, once durable (S21).
                 let changes = actions.modelChanges
-                document.withLock { document in
-                    if !changes.isEmpty { document.stage(changes) }
-                    document.seal(ticket)
-                }
+                if !changes.isEmpty { locked.machine.document.stage(changes) }
+                locked.machine.document.seal(ticket)
                 actions.modelChanges.removeAll(keepingCapacity: true)
                 actions.stagedModels = false
             }
@@ -156,13 +152,13 @@ final class PipelineCore: Sendable {
         } catch {
             let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
             // The store never kept the transition's models: the document goes back to what it holds (S20).
-            if receipt.stagedModels { document.withLock { $0.revert(from: receipt.ticket) } }
+            if receipt.stagedModels { changeDocument { $0.revert(from: receipt.ticket) } }
             events.fail()
             actions.failResults(with: failure)
             actions.perform()
             throw failure
         }
-        if receipt.stagedModels { document.withLock { $0.publish(through: receipt.ticket) } }
+        if receipt.stagedModels { changeDocument { $0.publish(through: receipt.ticket) } }
         events.deliver(through: receipt.ticket)
         actions.perform()
     }
@@ -185,8 +181,10 @@ final class PipelineCore: Sendable {
 
     /// Applies an event that appends nothing to storage, and performs what it asks for at once.
     @discardableResult
-    func apply<Value: Sendable>(_ event: (inout PipelineStateMachine, inout PipelineActions) -> Value) -> Value {
-        let done = transition(event)
+    func apply<Value: Sendable, Failure: Error>(
+        _ event: (inout PipelineStateMachine, inout PipelineActions) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        let done = try transition(event)
         assert(done.ticket == .durable, "an event applied at once appended records")
         perform(done)
         return done.value
@@ -251,9 +249,7 @@ final class PipelineCore: Sendable {
                 applied = try transition { (machine, actions) throws(RelayError) -> AppliedCommit in
                     // Checked before anything applies, against the document as earlier commits leave it.
                     if !changes.isEmpty {
-                        try document.withLock { (document) throws(RelayError) in
-                            try document.checkRelations(in: changes)
-                        }
+                        try machine.document.checkRelations(in: changes)
                     }
                     let before = machine.graph.lastSnapshot
                     let records = try machine.apply(
@@ -268,15 +264,13 @@ final class PipelineCore: Sendable {
                     if !changes.isEmpty || !erasures.isEmpty {
                         // The models go in the same transition, so in the same frame, as the commit of the operations;
                         // an erasure cascades over the document as the transaction's other changes leave it.
-                        let all = document.withLock { document in
-                            document.stage(changes)
-                            // Removed models take their relations with them; erased ones what they own too.
-                            let cascade =
-                                document.relationsOfRemoved(changes)
-                                + (erasures.isEmpty ? [] : document.erasure(of: erasures))
-                            document.stage(cascade)
-                            return changes + cascade
-                        }
+                        machine.document.stage(changes)
+                        // Removed models take their relations with them; erased ones what they own too.
+                        let cascade =
+                            machine.document.relationsOfRemoved(changes)
+                            + (erasures.isEmpty ? [] : machine.document.erasure(of: erasures))
+                        machine.document.stage(cascade)
+                        let all = changes + cascade
                         actions.stagedModels = true
                         if !all.isEmpty {
                             machine.commitModels(all, snapshotBefore: before, now: now, into: &actions)
@@ -315,95 +309,13 @@ final class PipelineCore: Sendable {
         }
     }
 
-    func cancel(_ id: UUID) async throws(RelayError) -> Bool {
-        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
-            try machine.cancel(id, in: directory, now: now, into: &actions)
-        }
-    }
-
-    func purge(_ ids: [UUID]) async throws(RelayError) -> Int {
-        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
-            try machine.purge(ids, in: directory, now: now, into: &actions)
-        }
-    }
-
-    func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
-        let deadline = until.map(clock.time(of:))
-        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
-            try machine.hold(id, until: deadline, context: context, in: directory, now: now, into: &actions)
-        }
-    }
-
-    func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, actions, now) throws(RelayError) in
-            try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
-        }
-    }
-
-    func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, actions, now) throws(RelayError) in
-            try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
-        }
-    }
-
-    func register(_ executor: any CallExecutor, for kind: CallKind) {
-        let now = clock.now
-        apply { $0.register(executor, for: kind, now: now, into: &$1) }
-    }
-
-    func upsertLane(
-        _ name: CallSequence.Name,
-        sequence: CallSequence,
-        bunchSize: Int,
-        algorithm: CallSequence.Algorithm,
-        addingSuspensions: Int
-    ) async throws(RelayError) {
-        try await command { machine, actions, now in
-            machine.upsertLane(
-                name,
-                sequence: sequence,
-                bunchSize: bunchSize,
-                algorithm: algorithm,
-                addingSuspensions: addingSuspensions,
-                now: now,
-                into: &actions
-            )
-        }
-    }
-
-    func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
-        try await command { machine, actions, _ in machine.adoptLane(name, sequence: sequence, into: &actions) }
-    }
-
-    /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
-    func releaseSequences() {
-        apply { machine, _ in machine.releaseSequences() }
-    }
-
-    func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
-        try await command { (machine, actions, now) throws(RelayError) in
-            try machine.setBunchSize(size, lane: name, now: now, into: &actions)
-        }
-    }
-
-    func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
-        try await command { (machine, actions, now) throws(RelayError) in
-            try machine.setAlgorithm(algorithm, lane: name, now: now, into: &actions)
-        }
-    }
-
-    func restore(_ stored: StoredState) async throws(RelayError) {
-        document.withLock { $0.restore(stored.models) }
-        let clock = self.clock
-        try await commandWithDirectory { machine, directory, actions, now in
-            machine.restore(stored, clock: clock, directory: &directory, now: now, into: &actions)
-        }
-    }
-
     // MARK: - Queries
 
-    func read<Value: Sendable>(_ body: (borrowing PipelineStateMachine) -> Value) -> Value {
-        state.withLock { body($0.machine) }
+    /// The read accessor: looks at the state under its lock, and changes nothing.
+    func read<Value: Sendable, Failure: Error>(
+        _ body: (borrowing PipelineStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        try state.withLock { (locked) throws(Failure) -> Value in try body(locked.machine) }
     }
 
     /// A read that looks operations up by id.
@@ -411,43 +323,5 @@ final class PipelineCore: Sendable {
         _ body: (borrowing PipelineStateMachine, borrowing OperationDirectory) -> Value
     ) -> Value {
         directory.withLock { directory in read { body($0, directory) } }
-    }
-
-    // MARK: - Events
-
-    func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
-        let subscription = EventSubscription(capacity: bufferSize)
-        let subscribed = try transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
-            try machine.subscribe(subscription, to: operationID, in: directory, into: &actions)
-        }
-        perform(subscribed)
-        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }
-    }
-
-    /// A stream of the document's changes to `collection`, or to all of them when it is `nil`.
-    func subscribe(toCollection collection: String?, bufferSize: Int) -> CallEventStream {
-        let subscription = EventSubscription(capacity: bufferSize)
-        let subscribed = transition { $0.subscribe(subscription, toCollection: collection, into: &$1) }
-        perform(subscribed)
-        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, fromCollection: collection) }
-    }
-
-    /// The stream of a subscription, which unsubscribes when the stream and its iterator are gone.
-    private func stream(
-        of subscription: EventSubscription, id: UInt64,
-        unsubscribe: @escaping @Sendable (inout PipelineStateMachine, UInt64) -> Void
-    ) -> CallEventStream {
-        let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
-            guard id != 0, let self else { return }
-            self.apply { machine, _ in unsubscribe(&machine, id) }
-        }
-        return CallEventStream(lifetime: lifetime)
-    }
-
-    func addSink(_ sink: any EventSink) {
-        let subscribed = try? transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
-            try machine.subscribe(sink, to: nil, in: directory, into: &actions)
-        }
-        if let subscribed { perform(subscribed) }
     }
 }

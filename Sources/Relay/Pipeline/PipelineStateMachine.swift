@@ -104,6 +104,9 @@ struct PipelineStateMachine: Sendable {
     var doomedWorkers = 0
     var nextWorkerID: UInt64 = 1
     var hub = EventHub()
+    /// The document's models, relations and key-values: changed in the same events as the operations whose commits
+    /// and completions carry them, and read through the core's read accessor.
+    var document = Document()
     var queueWaits: LatencyWindow
     var runTimes: LatencyWindow
     var retention: Retention

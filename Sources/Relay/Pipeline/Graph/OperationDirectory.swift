@@ -78,15 +78,9 @@ struct OperationDirectory: Sendable {
         }
     }
 
-    /// Takes the slots the graph just vacated, leaving `slots` empty; their ids stay indexed until
-    /// ``releaseVacated()``.
-    mutating func takeVacated(_ slots: inout [Int32]) {
-        if vacated.isEmpty {
-            swap(&vacated, &slots)
-        } else {
-            vacated += slots
-            slots.removeAll(keepingCapacity: true)
-        }
+    /// Notes the slots the graph just vacated; their ids stay indexed until ``releaseVacated()``.
+    mutating func takeVacated(_ slots: [Int32]) {
+        vacated += slots
     }
 
     /// Forgets the ids of the slots taken by ``takeVacated(_:)`` and frees the slots.

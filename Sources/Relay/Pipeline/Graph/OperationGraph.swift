@@ -148,7 +148,8 @@ struct OperationGraph: Sendable {
         guard !removed.isEmpty else { return }
         released.reserveCapacity(released.count + removed.count)
         for slot in removed { released.append(slots[Int(slot)].vacate()) }
-        directory.takeVacated(&removed)
+        directory.takeVacated(removed)
+        removed.removeAll(keepingCapacity: true)
     }
 
     /// Gives a new operation the slot the directory took for it, in place when the slot was used before.

@@ -1,0 +1,89 @@
+import Foundation
+
+/// The commands that change operations and sequences, each one event whose value returns once it is acknowledged.
+extension PipelineCore {
+    func cancel(_ id: UUID) async throws(RelayError) -> Bool {
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.cancel(id, in: directory, now: now, into: &actions)
+        }
+    }
+
+    func purge(_ ids: [UUID]) async throws(RelayError) -> Int {
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.purge(ids, in: directory, now: now, into: &actions)
+        }
+    }
+
+    func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
+        let deadline = until.map(clock.time(of:))
+        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+            try machine.hold(id, until: deadline, context: context, in: directory, now: now, into: &actions)
+        }
+    }
+
+    func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
+        }
+    }
+
+    func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
+        }
+    }
+
+    func register(_ executor: any CallExecutor, for kind: CallKind) {
+        let now = clock.now
+        apply { $0.register(executor, for: kind, now: now, into: &$1) }
+    }
+
+    func upsertLane(
+        _ name: CallSequence.Name,
+        sequence: CallSequence,
+        bunchSize: Int,
+        algorithm: CallSequence.Algorithm,
+        addingSuspensions: Int
+    ) async throws(RelayError) {
+        try await command { machine, actions, now in
+            machine.upsertLane(
+                name,
+                sequence: sequence,
+                bunchSize: bunchSize,
+                algorithm: algorithm,
+                addingSuspensions: addingSuspensions,
+                now: now,
+                into: &actions
+            )
+        }
+    }
+
+    func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
+        try await command { machine, actions, _ in machine.adoptLane(name, sequence: sequence, into: &actions) }
+    }
+
+    /// Lets go of every lane's sequence actor, once the DataPoint that owns the pipeline is gone.
+    func releaseSequences() {
+        apply { machine, _ in machine.releaseSequences() }
+    }
+
+    func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.setBunchSize(size, lane: name, now: now, into: &actions)
+        }
+    }
+
+    func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
+        try await command { (machine, actions, now) throws(RelayError) in
+            try machine.setAlgorithm(algorithm, lane: name, now: now, into: &actions)
+        }
+    }
+
+    func restore(_ stored: StoredState) async throws(RelayError) {
+        let clock = self.clock
+        try await commandWithDirectory { machine, directory, actions, now in
+            machine.document.restore(stored.models)
+            machine.restore(stored, clock: clock, directory: &directory, now: now, into: &actions)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Subscriptions to the pipeline's events and to the document's changes.
+extension PipelineCore {
+    func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
+        let subscription = EventSubscription(capacity: bufferSize)
+        let subscribed = try transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
+            try machine.subscribe(subscription, to: operationID, in: directory, into: &actions)
+        }
+        perform(subscribed)
+        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }
+    }
+
+    /// A stream of the document's changes to `collection`, or to all of them when it is `nil`.
+    func subscribe(toCollection collection: String?, bufferSize: Int) -> CallEventStream {
+        let subscription = EventSubscription(capacity: bufferSize)
+        let subscribed = transition { $0.subscribe(subscription, toCollection: collection, into: &$1) }
+        perform(subscribed)
+        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, fromCollection: collection) }
+    }
+
+    /// The stream of a subscription, which unsubscribes when the stream and its iterator are gone.
+    private func stream(
+        of subscription: EventSubscription, id: UInt64,
+        unsubscribe: @escaping @Sendable (inout PipelineStateMachine, UInt64) -> Void
+    ) -> CallEventStream {
+        let lifetime = SubscriptionLifetime(subscription: subscription) { [weak self] in
+            guard id != 0, let self else { return }
+            self.apply { machine, _ in unsubscribe(&machine, id) }
+        }
+        return CallEventStream(lifetime: lifetime)
+    }
+
+    func addSink(_ sink: any EventSink) {
+        let subscribed = try? transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
+            try machine.subscribe(sink, to: nil, in: directory, into: &actions)
+        }
+        if let subscribed { perform(subscribed) }
+    }
+}
