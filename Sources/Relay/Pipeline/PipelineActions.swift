@@ -1,20 +1,18 @@
 /// What one event of the ``PipelineStateMachine`` asks its shell to do, returned by the event rather than kept on the
-/// machine: records for storage, events for subscribers, model changes for the document, and continuations to
+/// machine: records for storage, events for subscribers, whether the document staged models, and continuations to
 /// resume once the lock is let go.
 ///
-/// ``PipelineCore/transition(_:)`` makes one for each event, hands the records, events and changes on while it still
-/// holds the lock, so that storage, subscribers and the document see transitions in the order they happened, and
-/// performs the rest outside the lock once the records are durable. A worker passes its own, emptied after each step,
+/// ``PipelineCore/transition(_:)`` makes one for each event, hands the records and events on and seals the staged models
+/// with the records' ticket while it still holds the lock, so that storage, subscribers and readers see transitions in
+/// the order they happened, and performs the rest outside the lock once the records are durable. A worker passes its own, emptied after each step,
 /// so that its arrays keep their storage from one step to the next.
 struct PipelineActions: Sendable {
     /// Records to append to storage.
     var records: [StorageRecord] = []
     /// Events for the subscribers.
     var events = EventBatch()
-    /// Model changes that completions committed, which the document stages with the transition.
-    var modelChanges: [ModelChange] = []
-    /// Whether the event staged model changes in the document itself, as a transaction does, which the transition's
-    /// ticket must seal.
+    /// Whether the event staged model changes in the document, a transaction's or a completion's, which the
+    /// transition's ticket must seal.
     var stagedModels = false
     /// Outcomes to settle, which resumes the handles' waiters, once the transition is durable.
     var settlements: [(OperationRecord, Result<CallResult, RelayError>)] = []
@@ -34,7 +32,6 @@ struct PipelineActions: Sendable {
     mutating func clear() {
         if !records.isEmpty { records.removeAll(keepingCapacity: true) }
         if !events.steps.isEmpty { events.steps.removeAll(keepingCapacity: true) }
-        if !modelChanges.isEmpty { modelChanges.removeAll(keepingCapacity: true) }
         stagedModels = false
         guard !isEmpty else { return }
         settlements.removeAll(keepingCapacity: true)

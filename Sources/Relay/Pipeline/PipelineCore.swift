@@ -8,9 +8,9 @@ import Synchronization
 /// than actor hops.
 ///
 /// One entry into the state machine, ``transition(into:_:)``: it applies one event under the lock, and returns the
-/// event's value with the ``PipelineActions`` it asks for; records go to storage, events to the outbox and model changes
-/// to the document before the lock is let go, so that each sees transitions in the order they happened, and the rest is
-/// performed outside it once the records are durable (``acknowledge(_:)``). ``read(_:)`` only looks. Nothing else takes
+/// event's value with the ``PipelineActions`` it asks for; records go to storage and events to the outbox, and the models
+/// it staged are sealed with the records' ticket, before the lock is let go, so that each sees transitions in the order
+/// they happened; the rest is performed outside it once the records are durable (``acknowledge(_:)``). ``read(_:)`` only looks. Nothing else takes
 /// the state's lock.
 ///
 /// A second lock covers the ``OperationDirectory`` of ids, so that a commit admits its operations while workers, which
@@ -82,9 +82,9 @@ final class PipelineCore: Sendable {
 
     /// The entry into the state machine: applies one event under the lock, writing what it asks for into `actions`.
     ///
-    /// Before the lock is let go, the event's records go to storage, its events to the outbox and its model changes to
-    /// the document, so that each sees transitions in the order they happened. What is left in `actions` is for the
-    /// caller to perform once the receipt's ticket is durable (``acknowledge(_:_:)``).
+    /// Before the lock is let go, the event's records go to storage, its events to the outbox, and the models it staged
+    /// are sealed with the records' ticket, so that each sees transitions in the order they happened. What is left in
+    /// `actions` is for the caller to perform once the receipt's ticket is durable (``acknowledge(_:_:)``).
     @inline(__always)
     func transition<Value: Sendable, Failure: Error>(
         into actions: inout PipelineActions,
@@ -104,13 +104,10 @@ final class PipelineCore: Sendable {
                 events.post(actions.events.steps, after: locked.lastTicket)
                 actions.events.steps.removeAll(keepingCapacity: true)
             }
-            let staged = actions.stagedModels || !actions.modelChanges.isEmpty
+            let staged = actions.stagedModels
             if staged {
-                // Completions' changes: readers see them with the outcomes, once durable (S21).
-                let changes = actions.modelChanges
-                if !changes.isEmpty { locked.machine.document.stage(changes) }
+                // The event staged models: readers see them once this ticket is durable (S20, S21).
                 locked.machine.document.seal(ticket)
-                actions.modelChanges.removeAll(keepingCapacity: true)
                 actions.stagedModels = false
             }
             return (value, Receipt(ticket: ticket, postedEvents: posted, stagedModels: staged))

@@ -33,7 +33,8 @@ extension PipelineStateMachine {
                     .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name,
                     now: now, into: &actions)
             }
-            apply(outcome, to: slot, lane: l, response: report?.response, now: now, into: &actions)
+            let checked = checkStagedChanges(changes, of: outcome)
+            apply(checked, to: slot, lane: l, response: report?.response, now: now, into: &actions)
             commitStagedChanges(changes, of: slot, now: now, into: &actions)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now, into: &actions)
@@ -76,15 +77,36 @@ extension PipelineStateMachine {
         reevaluate(slot, now: now, into: &actions)
     }
 
-    /// Commits the model changes an attempt staged, in the transition that records its end, when its operation
-    /// completed or skipped (S21); an attempt that ends otherwise leaves them out.
+    /// The outcome of an attempt that staged `changes`: as the executor returned it, unless it would commit a
+    /// relation that names a model the document does not hold, which fails the operation instead (S23).
+    private func checkStagedChanges(_ changes: [ModelChange], of outcome: CallOutcome) -> CallOutcome {
+        switch outcome {
+        case .completed, .skipped:
+            do throws(RelayError) {
+                try document.checkRelations(in: changes)
+                return outcome
+            } catch {
+                return .failed(reason: "its staged changes cannot be committed: \(error.message)")
+            }
+        case .failed, .retry, .offline:
+            return outcome
+        }
+    }
+
+    /// Commits the model changes an attempt staged, when its operation completed or skipped (S21).
+    ///
+    /// They go in the transition that records the attempt's end, with the removal of the relations of the models they
+    /// remove (S23); an attempt that ends otherwise leaves them out. Readers see them once the transition is durable.
     private mutating func commitStagedChanges(
         _ changes: [ModelChange], of slot: Int32, now: Int64, into actions: inout PipelineActions
     ) {
         switch graph[slot].result {
         case .completed, .skipped:
-            recordModels(changes, snapshot: graph[slot].snapshot, now: now, into: &actions)
-            actions.modelChanges += changes
+            document.stage(changes)
+            let cascade = document.relationsOfRemoved(changes)
+            if !cascade.isEmpty { document.stage(cascade) }
+            recordModels(changes + cascade, snapshot: graph[slot].snapshot, now: now, into: &actions)
+            actions.stagedModels = true
         default:
             break
         }

@@ -81,4 +81,54 @@ struct CompletionWithChangesTests {
             await reopened.shutdown()
         }
     }
+
+    @Test("S23: a completion that relates a model never stored fails, and the document is unchanged")
+    func completionRelatingAPhantomFails() async throws {
+        try await withManualPoint { point, _ in
+            try point.register(Order.self, as: "orders")
+            try point.register(Customer.self, as: "customers")
+            let stored = Order(id: UUID(), total: 1)
+            try await point.transaction { tx in try tx.upsert(stored) }
+            let phantom = Customer(id: "never-stored", name: "")
+            point.register(
+                ClosureExecutor { _, context in
+                    try context.stage { tx in
+                        try tx.upsert(Order(id: UUID(), total: 2))
+                        try tx.relate(stored, .owns, phantom)
+                    }
+                    return .completed(Data())
+                }, for: "relate")
+            guard case .failed(let failure) = try await point.enqueue(CallOperation(kind: "relate")).outcome else {
+                Issue.record("expected the completion to fail")
+                return
+            }
+            #expect(failure.reason.contains("never-stored"))
+            #expect(try point.models(Order.self) == [stored])
+            #expect(try point.relatedAliases(to: stored, by: .owns).isEmpty)
+        }
+    }
+
+    @Test("S23: a completion that removes a model removes the relations that name it")
+    func completionRemovingAModelRemovesItsRelations() async throws {
+        try await withManualPoint { point, _ in
+            try point.register(Order.self, as: "orders")
+            try point.register(Customer.self, as: "customers")
+            let order = Order(id: UUID(), total: 1)
+            let customer = Customer(id: "ada", name: "Ada")
+            try await point.transaction { tx in
+                try tx.upsert(order)
+                try tx.upsert(customer)
+                try tx.relate(order, .free, customer)
+            }
+            #expect(try point.relatedAliases(to: order, by: .free).count == 1)
+            point.register(
+                ClosureExecutor { _, context in
+                    try context.stage { tx in try tx.remove(customer) }
+                    return .completed(Data())
+                }, for: "remove")
+            _ = try await point.enqueue(CallOperation(kind: "remove")).value
+            #expect(try point.model(Customer.self, id: "ada") == nil)
+            #expect(try point.relatedAliases(to: order, by: .free).isEmpty)
+        }
+    }
 }
