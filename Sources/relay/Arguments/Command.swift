@@ -37,7 +37,10 @@ enum Command: String, CaseIterable, Sendable {
             CommandSpec(
                 name: "status", summary: "Show the store's plans and how many operations are in each state.",
                 options: [CommandSpec.store, CommandSpec.json],
-                details: "It reads the store without opening it, so it works while a relay process runs on it.")
+                details: """
+                    It reads the store without opening it, so it works while a relay process runs on it; then it also \
+                    names the destinations that run finds offline, since when and why.
+                    """)
         case .list:
             CommandSpec(
                 name: "list", summary: "List the store's operations, oldest first.",

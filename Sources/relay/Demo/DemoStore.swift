@@ -15,10 +15,11 @@ import Foundation
 struct DemoStore {
     /// The file that marks a folder as a demo store.
     static let marker = "relay-demo"
-    /// What a demo store holds: the marker, the file store's files, the event socket and the downloads.
+    /// What a demo store holds: the marker, the file store's files, the event socket, the list of offline destinations
+    /// and the downloads.
     static let entries: Set<String> = [
         marker, "snapshot", "snapshot.new", "journal", "journal.new", "journal.sealed", "lock", "events.sock",
-        "downloads",
+        OfflineDestinations.fileName, ".\(OfflineDestinations.fileName).new", "downloads",
     ]
 
     let folder: URL

@@ -81,7 +81,7 @@ struct PlanRunner: Sendable {
             }
         }
         let tally = RunTally(record: record, finishedEarlier: finishedEarlier, started: Date())
-        async let reported = Self.report(events, tally: tally, json: json, broadcast: broadcast)
+        async let reported = Self.report(events, tally: tally, json: json, broadcast: broadcast, store: store)
         async let running: Void = point.run()
         let unfinished = record.calls.map(\.operation).filter { finishedEarlier[$0] == nil }
         let interrupted = await Self.awaitCalls(unfinished, on: point, deadline: plan.deadline, json: json)
@@ -187,14 +187,19 @@ struct PlanRunner: Sendable {
 
     /// Draws or prints the run's events until the DataPoint stops, and returns the final tally.
     private static func report(
-        _ events: CallEventStream, tally: RunTally, json: Bool, broadcast: EventBroadcast
+        _ events: CallEventStream, tally: RunTally, json: Bool, broadcast: EventBroadcast, store: URL
     ) async -> RunTally {
         var tally = tally
         var board = TerminalBoard()
+        var offline = OfflineDestinations(store: store)
+        // What a run killed earlier left is not this run's.
+        offline.remove()
+        defer { offline.remove() }
         if !json { board.draw(tally, force: true) }
         for await event in events {
             let call = event.operationID.flatMap { tally.names[$0] }
             let finished = tally.apply(event)
+            offline.note(event)
             if json || broadcast.hasFollowers {
                 let line = EventLine.json(event, call: call)
                 broadcast.send(line)

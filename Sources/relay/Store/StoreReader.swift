@@ -72,8 +72,18 @@ struct StoreReader {
 
     // MARK: - Reports
 
+    /// The destinations the running plan finds offline; none when no relay process holds the store.
+    var offline: [OfflineDestinations.Entry] {
+        isLive ? OfflineDestinations.read(in: store) : []
+    }
+
     func status() -> String {
         var lines = ["Store \(store.path): " + (isLive ? "a relay process is running on it" : "idle")]
+        for entry in offline {
+            lines.append(
+                "Offline: \(entry.destination) since \(entry.since.formatted(date: .abbreviated, time: .standard)) "
+                    + "(\(entry.reason)); its calls wait while it is probed")
+        }
         for plan in plans {
             let ids = Set(plan.calls.map(\.operation))
             let counts = Dictionary(grouping: entries.filter { ids.contains($0.id) }, by: \.state).mapValues(\.count)
@@ -99,6 +109,12 @@ struct StoreReader {
         let sequences = Dictionary(grouping: entries, by: \.sequence)
         return EventLine.encode([
             "store": store.path, "live": isLive, "operations": entries.count, "states": states(entries),
+            "offline": offline.map { entry in
+                [
+                    "destination": entry.destination, "reason": entry.reason,
+                    "since": entry.since.formatted(.iso8601),
+                ]
+            },
             "plans": plans.map { plan in
                 let ids = Set(plan.calls.map(\.operation))
                 return [

@@ -160,5 +160,31 @@ extension RelayCommandTests {
                 #expect(option.err.contains("no option --stor"))
             }
         }
+
+        @Test("S9: relay status shows a destination a running plan finds offline, and nothing once the run ends")
+        func statusShowsOfflineDestinations() async throws {
+            let closed = try LoopbackServer()
+            let url = closed.url("/down")
+            closed.stop()
+            try await withTemporaryFolder { folder in
+                let plan = try writePlan(#"{"calls": [{"name": "down", "url": "\#(url)"}]}"#, in: folder)
+                let runner = try CommandProcess(["run", plan, "--store", "s", "--json"], in: folder.url)
+                await runner.waitForOutput(containing: #""event":"offline""#)
+
+                let status = try await CommandProcess.run(["status", "--store", "s"], in: folder.url)
+                #expect(status.out.contains { $0.hasPrefix("Offline: http://127.0.0.1:") && $0.contains(" since ") })
+                let json = try await CommandProcess.run(["status", "--store", "s", "--json"], in: folder.url)
+                let offline = objects(json.out).first?["offline"] as? [[String: Any]]
+                #expect((offline?.first?["destination"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
+                #expect(offline?.first?["since"] is String)
+
+                runner.send(SIGINT)
+                #expect(await runner.exit() == 130)
+                let after = try await CommandProcess.run(["status", "--store", "s"], in: folder.url)
+                #expect(!after.out.contains { $0.hasPrefix("Offline:") })
+                let file = folder.url.appendingPathComponent("s").appendingPathComponent("offline.json")
+                #expect(!FileManager.default.fileExists(atPath: file.path))
+            }
+        }
     }
 }
