@@ -34,6 +34,8 @@ extension CallSequence {
     }
 
     /// How a sequence orders the start of its ready operations.
+    ///
+    /// An open enum: a release may add algorithms, so a `switch` over it needs a `default`.
     public enum Algorithm: String, Sendable, Hashable, Codable {
         /// Dependencies, then priority, then commit order (BartlebysCore semantics). The default.
         case flat

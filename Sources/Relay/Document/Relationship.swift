@@ -4,6 +4,8 @@ import Foundation
 ///
 /// `owns` and `ownedBy` are the two directions of ownership: erasing an owner erases what it owns, unless another
 /// owner of it is alive. A `free` relation is a link and nothing more: erasing either side leaves the other.
+///
+/// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
 public enum Relationship: String, Codable, Sendable, Hashable {
     /// The first model owns the second.
     case owns

@@ -4,6 +4,8 @@ import Foundation
 ///
 /// `completed`, `skipped` and `failed` end the operation; `retry` asks for another attempt, which the operation's
 /// ``RetryPolicy`` grants or turns into `failed`.
+///
+/// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
 public enum CallOutcome: Sendable, Hashable {
     /// The work is done; the data becomes the handle's ``CallHandle/value``.
     case completed(Data)

@@ -3,19 +3,32 @@ import Foundation
 /// A network failure, classified so that the executor knows whether the host is unreachable or the attempt failed.
 public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure.
-    public enum Kind: Sendable, Hashable {
+    ///
+    /// An extensible struct rather than an enum: a later release may tell more kinds of failure apart, and a `switch`
+    /// over it has a `default`, so code written today keeps compiling. Compare with `==`, or match the kinds in a
+    /// `switch`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
         /// Nothing accepted the connection: the host is down or refuses it.
-        case cannotConnect
+        public static let cannotConnect = Kind("cannotConnect")
         /// The host name did not resolve.
-        case dnsFailure
+        public static let dnsFailure = Kind("dnsFailure")
         /// The machine has no network.
-        case notConnected
+        public static let notConnected = Kind("notConnected")
         /// The connection was lost before any response arrived.
-        case connectionLostBeforeResponse
+        public static let connectionLostBeforeResponse = Kind("connectionLostBeforeResponse")
         /// The connection was lost after the response started.
-        case connectionLost
+        public static let connectionLost = Kind("connectionLost")
         /// Another failure, such as TLS or a malformed response.
-        case other
+        public static let other = Kind("other")
+
+        /// The kind's name, as in `cannotConnect`.
+        public var description: String { name }
     }
 
     /// What kind of failure.
@@ -37,7 +50,7 @@ public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvert
     public var isConnectivityFailure: Bool {
         switch kind {
         case .cannotConnect, .dnsFailure, .notConnected, .connectionLostBeforeResponse: true
-        case .connectionLost, .other: false
+        default: false
         }
     }
 

@@ -1,6 +1,8 @@
 import Foundation
 
 /// How an operation ended: the terminal state, which never changes once reached.
+///
+/// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
 public enum CallResult: Sendable, Hashable {
     /// The executor completed the work with this result.
     case completed(Data)
@@ -16,6 +18,8 @@ public enum CallResult: Sendable, Hashable {
 }
 
 /// Why an operation was cancelled.
+///
+/// An open enum: a release may tell more reasons for a cancellation apart, so a `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
 public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``DataPoint/cancel(_:)`` was called for it.
     case requested

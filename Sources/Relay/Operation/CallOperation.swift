@@ -16,6 +16,8 @@ import Foundation
 ///   ``RelayError/Code/conflictingOperation``.
 public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
     /// What happens to an operation when one of its dependencies finishes `failed` or `cancelled`.
+    ///
+    /// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
     public enum DependencyFailurePolicy: String, Codable, Sendable, Hashable {
         /// The operation is cancelled too, with a reason naming the dependency. The default.
         case cancel

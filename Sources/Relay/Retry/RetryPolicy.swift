@@ -16,6 +16,8 @@ import Foundation
 /// - Important: All waiting runs on the DataPoint's injected clock, so tests drive retries with a manual clock.
 public struct RetryPolicy: Sendable, Hashable, Codable {
     /// How a computed delay is randomized.
+    ///
+    /// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
     public enum Jitter: String, Sendable, Hashable, Codable {
         /// The delay is exactly the exponential bound.
         case none

@@ -9,6 +9,8 @@ import Foundation
 /// ```
 public struct CallStatus: Sendable, Hashable {
     /// Where the operation is in its life.
+    ///
+    /// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
     public enum State: Sendable, Hashable {
         /// Not running yet; the associated value says what it waits for.
         case pending(Waiting)
@@ -25,6 +27,8 @@ public struct CallStatus: Sendable, Hashable {
     }
 
     /// What a pending operation waits for; when several apply, the first in this order is reported.
+    ///
+    /// An open enum: a release may tell more reasons to wait apart (`authorizerNotRegistered` came so), so a `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
     public enum Waiting: Sendable, Hashable {
         /// Its sequence is not registered (only after a reload); it starts once the sequence is upserted.
         case sequenceNotRegistered(CallSequence.Name)

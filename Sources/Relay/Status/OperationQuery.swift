@@ -12,6 +12,8 @@ import Foundation
 /// ```
 public struct OperationQuery: Sendable, Hashable {
     /// An operation's state, as listings filter and count it.
+    ///
+    /// A closed enum: these cases are the whole set, and a `switch` over them needs no `default`.
     public enum State: String, Sendable, Hashable, CaseIterable {
         /// Not running yet, whatever it waits for.
         case pending

@@ -4,6 +4,8 @@ extension LoopbackServer {
     /// What the server does with one request: a response, possibly late, or a fault.
     public struct Reply: Sendable {
         /// A fault instead of a well-formed response.
+        ///
+        /// An open enum: a release may add faults, so a `switch` over it needs a `default`.
         public enum Fault: Sendable, Hashable {
             /// Reads the request, then closes the connection without answering.
             case dropConnection

@@ -1,5 +1,7 @@
 extension FileStorage {
     /// When a file store syncs its journal to disk.
+    ///
+    /// An open enum: a release may add policies, so a `switch` over it needs a `default`.
     public enum FsyncPolicy: Sendable, Hashable {
         /// Group commit, the default: nothing is acknowledged before it is synced, and transitions that arrive while
         /// a sync is in flight share the next one. Survives process crashes and power loss.
