@@ -1,0 +1,77 @@
+import Foundation
+
+/// Restore: the state rebuilt from what a store holds, when the DataPoint opens.
+extension PipelineStateMachine {
+
+    /// Rebuilds the graph from a store's state when the DataPoint opens.
+    ///
+    /// Operations that were running when the process stopped are pending again with their attempt counted.
+    /// A dependency the store no longer holds finished long ago and was forgotten, so it counts as satisfied.
+    mutating func restore(
+        _ stored: StoredState,
+        clock: ClockSource,
+        directory: inout OperationDirectory,
+        now: Int64,
+        into actions: inout PipelineActions
+    ) {
+        recoveryReport = stored.recovery
+        suspensionCount = max(0, stored.suspensionCount)
+        for sequence in stored.sequences {
+            let lane = placeholderLane(sequence.name)
+            lanes[Int(lane)].bunchSize = max(1, sequence.bunchSize)
+            lanes[Int(lane)].algorithm = sequence.algorithm
+            lanes[Int(lane)].suspensionCount = max(0, sequence.suspensionCount)
+        }
+        var restored: [Int32] = []
+        restored.reserveCapacity(stored.operations.count)
+        graph.reserve(restoring: stored.operations.count, lastSnapshot: stored.lastSnapshot, in: &directory)
+        let records = OperationRecord.records(for: stored.operations.lazy.map(\.operation), snapshot: nil)
+        for (position, entry) in stored.operations.enumerated() {
+            guard
+                let number = graph.restore(
+                    records[position],
+                    lane: placeholderLane(entry.operation.sequenceName),
+                    executor: executorIndex[Self.executorKind(of: entry.operation)] ?? -1,
+                    snapshot: entry.operation.snapshot ?? 0,
+                    enqueuedAt: clock.time(of: entry.enqueuedAt),
+                    in: &directory
+                )
+            else { continue }
+            let record = records[position]
+            let contexts = entry.holds.mapValues(clock.time(of:))
+            graph[number].restore(
+                attempts: Int32(clamping: entry.attempts),
+                firstStartedAt: entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never,
+                result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
+            )
+            if let result = entry.result {
+                settle(record, .success(result), into: &actions)
+            }
+            if let failure = entry.lastFailure { lastFailures[number] = failure }
+            graph[number].mayWaitForTime = timers.restore(
+                number, holds: contexts, retryAt: entry.retryAt.map(clock.time(of:)))
+            restored.append(number)
+        }
+        var finished: [(finishedAt: Int64, slot: Int32, bytes: Int, deadLetter: Bool)] = []
+        for slot in restored {
+            let l = Int(graph[slot].lane)
+            if let result = result(of: slot) {
+                lanes[l].counts.countFinished(result)
+                finished.append(
+                    (graph[slot].finishedAt, slot, retainedSize(of: slot), RetentionPolicy.isDeadLetter(result)))
+                continue
+            }
+            lanes[l].counts.pending += 1
+            if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[slot].snapshot) }
+        }
+        retention.keep(restored: finished)
+        if !finished.isEmpty { rearmTimers(into: &actions) }
+        var cancellations: [(Int32, CallResult)] = []
+        for slot in restored where graph[slot].phase == .pending {
+            if let blocker = wireDependencies(of: slot, in: directory) { cancellations.append((slot, blocker)) }
+        }
+        for (slot, result) in cancellations { finish(slot, result, now: now, into: &actions) }
+        for slot in restored { reevaluate(slot, now: now, into: &actions) }
+        forgetBeyondBounds(into: &actions)
+    }
+}
