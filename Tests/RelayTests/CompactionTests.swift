@@ -90,4 +90,41 @@ struct CompactionTests {
             #expect(ids == Array(operations.prefix(recovered).map(\.id)))
         }
     }
+
+    @Test("S16: a send that got no answer is kept beside the attempts, in the journal and in a snapshot")
+    func unansweredSendsAreKept() throws {
+        let operation = CallOperation(kind: .echo)
+        let records: [StorageRecord] = [
+            .commit(snapshot: 1, operations: [operation], at: Date(timeIntervalSince1970: 0)),
+            .started(operation.id, attempt: 1, at: Date(timeIntervalSince1970: 1)),
+            .attemptReturned(operation.id, attempts: 0, sent: true),
+            .started(operation.id, attempt: 1, at: Date(timeIntervalSince1970: 2)),
+            .attemptReturned(operation.id, attempts: 0, sent: false),
+        ]
+        var replay = StoredState.Replay()
+        for record in records {
+            var writer = ByteWriter()
+            RecordCodec.encode(record, into: &writer)
+            let decoded = try writer.bytes.withUnsafeBytes { bytes in
+                var reader = ByteReader(bytes)
+                return try RecordCodec.decodeRecord(from: &reader)
+            }
+            #expect(decoded.change == record.change)
+            replay.apply(decoded)
+        }
+        var state = replay.state()
+        // One send got no answer; the batch's give-back sent nothing.
+        #expect(state.operations.first?.unansweredSends == 1)
+        for failure in [nil, CallFailure(reason: "down", attempts: 1)] {
+            state.operations[0].lastFailure = failure
+            var writer = ByteWriter()
+            RecordCodec.encode(state, into: &writer)
+            let decoded = try writer.bytes.withUnsafeBytes { bytes in
+                var reader = ByteReader(bytes)
+                return try RecordCodec.decodeState(from: &reader)
+            }
+            #expect(decoded.operations.first?.unansweredSends == 1)
+            #expect(decoded.operations.first?.lastFailure == failure)
+        }
+    }
 }

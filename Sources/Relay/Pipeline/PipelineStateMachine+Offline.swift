@@ -24,7 +24,9 @@ extension PipelineStateMachine {
         }
         graph[slot].attempts -= 1
         let operation = graph[slot].record.operation
-        if recording { actions.records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts))) }
+        if recording {
+            actions.records.append(.attemptReturned(operation.id, attempts: Int(graph[slot].attempts), sent: true))
+        }
         park(slot, lane: l, at: operation.destination, reason: reason, now: now, into: &actions)
         reevaluate(slot, now: now, into: &actions)
     }

@@ -57,8 +57,9 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         /// An attempt ended and another is scheduled; `failure` is why the attempt did not succeed, if recorded.
         case retryScheduled(UUID, attempt: Int, at: Date, failure: CallFailure?)
         case interrupted(UUID, at: Date)
-        /// The operation has `attempts` attempts after one was given back.
-        case attemptReturned(UUID, attempts: Int)
+        /// The operation has `attempts` attempts after one was given back; `sent` when the attempt had sent its
+        /// request, which got no answer (a destination found offline), rather than been given back before it began.
+        case attemptReturned(UUID, attempts: Int, sent: Bool)
         case finished(UUID, CallResult, at: Date)
         /// A hold was set, or released when `until` is `nil`.
         case held(UUID, until: Date?, context: String?)
@@ -98,7 +99,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public var operationID: UUID? {
         switch change {
         case .started(let id, _, _), .retryScheduled(let id, _, _, _), .interrupted(let id, _),
-            .attemptReturned(let id, _), .finished(let id, _, _), .held(let id, _, _):
+            .attemptReturned(let id, _, _), .finished(let id, _, _), .held(let id, _, _):
             id
         case .commit, .sequenceConfigured, .suspensionChanged, .models, .purged:
             nil
@@ -200,8 +201,8 @@ extension StorageRecord {
         Self(.interrupted(id, at: date))
     }
 
-    static func attemptReturned(_ id: UUID, attempts: Int) -> Self {
-        Self(.attemptReturned(id, attempts: attempts))
+    static func attemptReturned(_ id: UUID, attempts: Int, sent: Bool = false) -> Self {
+        Self(.attemptReturned(id, attempts: attempts, sent: sent))
     }
 
     static func finished(_ id: UUID, _ result: CallResult, at date: Date) -> Self {

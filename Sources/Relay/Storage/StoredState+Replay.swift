@@ -117,9 +117,12 @@ extension StoredState {
             case .interrupted(let id, _):
                 running.remove(id)
                 update(id) { $0.retryAt = nil }
-            case .attemptReturned(let id, let attempts):
+            case .attemptReturned(let id, let attempts, let sent):
                 running.remove(id)
-                update(id) { $0.attempts = attempts }
+                update(id) { entry in
+                    entry.attempts = attempts
+                    if sent { entry.unansweredSends += 1 }
+                }
             case .finished(let id, let result, let date):
                 running.remove(id)
                 var duplicate = false

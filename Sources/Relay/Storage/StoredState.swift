@@ -62,6 +62,9 @@ public struct StoredOperation: Sendable {
     /// The failure of its last attempt that asked for a retry, with its response, if any: kept after a cancellation
     /// too, so that a dead letter says why its attempts failed.
     public var lastFailure: CallFailure?
+    /// How many times its request went out and got no answer, its attempt given back rather than counted (a
+    /// destination found offline): it was sent `attempts + unansweredSends` times.
+    public var unansweredSends: Int
 
     /// Creates a stored operation.
     ///
@@ -76,6 +79,7 @@ public struct StoredOperation: Sendable {
     ///   - retryAt: When its next attempt may start.
     ///   - holds: Its holds by context.
     ///   - lastFailure: The failure of its last attempt that asked for a retry.
+    ///   - unansweredSends: How many times its request went out without an answer, uncounted.
     public init(
         operation: CallOperation,
         snapshot: UInt64,
@@ -86,7 +90,8 @@ public struct StoredOperation: Sendable {
         finishedAt: Date? = nil,
         retryAt: Date? = nil,
         holds: [String?: Date] = [:],
-        lastFailure: CallFailure? = nil
+        lastFailure: CallFailure? = nil,
+        unansweredSends: Int = 0
     ) {
         self.operation = operation
         self.operation.snapshot = snapshot
@@ -98,6 +103,7 @@ public struct StoredOperation: Sendable {
         self.retryAt = retryAt
         self.holds = holds
         self.lastFailure = lastFailure
+        self.unansweredSends = unansweredSends
     }
 }
 

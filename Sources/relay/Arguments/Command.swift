@@ -48,7 +48,8 @@ enum Command: String, CaseIterable, Sendable {
                 details: "It reads the store without opening it, so it works while a relay process runs on it.")
         case .show:
             CommandSpec(
-                name: "show", summary: "Show one operation: its request, attempts, last error and response status.",
+                name: "show",
+                summary: "Show one operation: its request, attempts and sends, last error and response status.",
                 arguments: ["ID"], options: [CommandSpec.store, Self.body, CommandSpec.json],
                 details: """
                     ID is an operation's id, or the start of one, or a call's name. A failed call's response body is \

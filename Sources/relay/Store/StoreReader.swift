@@ -145,7 +145,7 @@ struct StoreReader {
     func json(_ entry: Entry) -> String {
         var object: [String: Any] = [
             "id": entry.id.uuidString.lowercased(), "state": entry.state.rawValue, "sequence": entry.sequence,
-            "attempts": entry.stored.attempts,
+            "attempts": entry.stored.attempts, "sends": entry.stored.attempts + entry.stored.unansweredSends,
             "enqueuedAt": entry.stored.enqueuedAt.formatted(.iso8601),
         ]
         let stored = entry.stored
@@ -199,6 +199,12 @@ struct StoreReader {
             lines.append("  depends on  \(dependencyNames(of: stored).joined(separator: ", "))")
         }
         lines.append("  attempts    \(stored.attempts) of \(stored.operation.retryPolicy.maximumAttempts)")
+        if stored.unansweredSends > 0 {
+            // A send that got no answer gives its attempt back, so the attempts alone would hide it.
+            let sends = stored.attempts + stored.unansweredSends
+            lines.append(
+                "  sent        \(sends) times: \(stored.unansweredSends) got no answer and did not count as an attempt")
+        }
         lines.append("  enqueued    \(stored.enqueuedAt.formatted(date: .abbreviated, time: .standard))")
         if let started = stored.firstStartedAt {
             lines.append("  started     \(started.formatted(date: .abbreviated, time: .standard))")

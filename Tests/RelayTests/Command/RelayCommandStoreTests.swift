@@ -186,5 +186,29 @@ extension RelayCommandTests {
                 #expect(!FileManager.default.fileExists(atPath: file.path))
             }
         }
+
+        @Test("S9: relay show counts a send that got no answer beside the attempts, which it did not spend")
+        func showCountsUnansweredSends() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.script("/orders", [.dropConnection])
+            server.setDefault("/orders", .status(201))
+            try await withTemporaryFolder { folder in
+                let url = server.url("/orders")
+                let plan = try writePlan(
+                    #"{"calls": [{"name": "order", "method": "POST", "url": "\#(url)"}]}"#, in: folder)
+                let run = try await CommandProcess.run(["run", plan, "--store", "s"], in: folder.url)
+                #expect(run.status == 0, "\(run.err)")
+                #expect(server.requests(to: "/orders").count == 2)
+
+                let show = try await CommandProcess.run(["show", "order", "--store", "s"], in: folder.url)
+                #expect(show.out.contains { $0.hasPrefix("  attempts    1 of") })
+                #expect(show.out.contains { $0.contains("sent        2 times: 1 got no answer") })
+                let json = try await CommandProcess.run(["show", "order", "--store", "s", "--json"], in: folder.url)
+                let object = objects(json.out).first
+                #expect(object?["attempts"] as? Int == 1)
+                #expect(object?["sends"] as? Int == 2)
+            }
+        }
     }
 }

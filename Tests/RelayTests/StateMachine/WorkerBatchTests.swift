@@ -99,7 +99,7 @@ struct WorkerBatchTests {
         for index in 1..<batch.operations.count { #expect(batch.state(index) == .pending(waiting)) }
         #expect(batch.test.running == 0)
         let returned = batch.test.takeActions().records.filter {
-            if case .attemptReturned(_, attempts: 0) = $0.change { return true }
+            if case .attemptReturned(_, attempts: 0, sent: false) = $0.change { return true }
             return false
         }
         #expect(returned.count == batch.operations.count - 1)

@@ -19,6 +19,8 @@ enum RecordCodec {
         case purged
         /// A retry scheduled after a failure that the record keeps, from version 6.
         case retryScheduledAfterFailure
+        /// An attempt given back after it sent its request, which got no answer, from version 7.
+        case attemptReturnedAfterSending
     }
 
     // MARK: - Records
@@ -46,8 +48,8 @@ enum RecordCodec {
             writer.byte(Tag.interrupted.rawValue)
             writer.uuid(id)
             writer.date(date)
-        case .attemptReturned(let id, let attempts):
-            writer.byte(Tag.attemptReturned.rawValue)
+        case .attemptReturned(let id, let attempts, let sent):
+            writer.byte(sent ? Tag.attemptReturnedAfterSending.rawValue : Tag.attemptReturned.rawValue)
             writer.uuid(id)
             writer.int(attempts)
         case .finished(let id, let result, let date):
@@ -103,7 +105,9 @@ enum RecordCodec {
         case .interrupted:
             return .interrupted(try reader.uuid(), at: try reader.date())
         case .attemptReturned:
-            return .attemptReturned(try reader.uuid(), attempts: try reader.counter())
+            return .attemptReturned(try reader.uuid(), attempts: try reader.counter(), sent: false)
+        case .attemptReturnedAfterSending:
+            return .attemptReturned(try reader.uuid(), attempts: try reader.counter(), sent: true)
         case .finished:
             return .finished(try reader.uuid(), try decodeResult(from: &reader), at: try reader.date())
         case .held:
@@ -294,13 +298,23 @@ enum RecordCodec {
         let failures = state.operations.enumerated().compactMap { index, entry in
             entry.lastFailure.map { (index, $0) }
         }
-        // Written only when there are any, after the collections, written then even when there are none.
-        guard !failures.isEmpty else { return }
+        let unanswered = state.operations.enumerated().compactMap { index, entry in
+            entry.unansweredSends > 0 ? (index, entry.unansweredSends) : nil
+        }
+        // Each section is written only when it or a later one has entries, after the earlier ones, written then even
+        // when they have none: a store of an earlier version ends where its sections end.
+        guard !failures.isEmpty || !unanswered.isEmpty else { return }
         if state.models.isEmpty { writer.varint(0) }
         writer.varint(UInt64(failures.count))
         for (index, failure) in failures {
             writer.varint(UInt64(index))
             encode(.failed(failure), into: &writer)
+        }
+        guard !unanswered.isEmpty else { return }
+        writer.varint(UInt64(unanswered.count))
+        for (index, count) in unanswered {
+            writer.varint(UInt64(index))
+            writer.int(count)
         }
     }
 
@@ -355,6 +369,14 @@ enum RecordCodec {
                 let index = try reader.varint()
                 guard index < UInt64(state.operations.count) else { throw ByteReader.Malformed() }
                 state.operations[Int(index)].lastFailure = try decodeFailure(from: &reader)
+            }
+        }
+        // Operations' unanswered sends follow from version 7, by their place among the operations.
+        if !reader.isAtEnd {
+            for _ in 0..<(try reader.count()) {
+                let index = try reader.varint()
+                guard index < UInt64(state.operations.count) else { throw ByteReader.Malformed() }
+                state.operations[Int(index)].unansweredSends = try reader.counter()
             }
         }
         return state
