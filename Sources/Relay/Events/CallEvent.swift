@@ -8,7 +8,8 @@ import Foundation
 public struct CallEvent: Sendable, Hashable {
     /// What happened.
     ///
-    /// An open enum: a release may report more kinds of event (`offline`, `online` and `modelChanged` came so), so a `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
+    /// An open enum: a release may report more kinds of event (`offline`, `online` and `modelChanged` came so), so a
+    /// `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
     public enum Kind: Sendable, Hashable {
         /// The operation was enqueued in the given commit.
         case enqueued(snapshot: UInt64)

@@ -21,7 +21,8 @@ import Synchronization
 /// ```
 ///
 /// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's
-/// timeout on its clock (the DataPoint's, unless given another), and follows redirects, dropping secret headers on the way to another origin. Then:
+/// timeout on its clock (the DataPoint's, unless given another), and follows redirects, dropping secret headers on the
+/// way to another origin. Then:
 /// - an accepted status completes the operation with a ``CallResponse``;
 /// - a retryable status (408, 429 and 5xx by default) retries, after the server's `Retry-After` when it sends one,
 ///   cut to the call's ``HTTPCall/maximumRetryAfter``;

@@ -19,7 +19,8 @@ public enum CallResult: Sendable, Hashable {
 
 /// Why an operation was cancelled.
 ///
-/// An open enum: a release may tell more reasons for a cancellation apart, so a `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
+/// An open enum: a release may tell more reasons for a cancellation apart, so a `switch` over it needs a `default`. It
+/// stays an enum because its cases carry values that patterns bind.
 public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``DataPoint/cancel(_:)`` was called for it.
     case requested

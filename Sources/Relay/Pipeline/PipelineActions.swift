@@ -2,10 +2,10 @@
 /// machine: records for storage, events for subscribers, whether the document staged models, and continuations to
 /// resume once the lock is let go.
 ///
-/// ``PipelineCore/transition(_:)`` makes one for each event, hands the records and events on and seals the staged models
-/// with the records' ticket while it still holds the lock, so that storage, subscribers and readers see transitions in
-/// the order they happened, and performs the rest outside the lock once the records are durable. A worker passes its own, emptied after each step,
-/// so that its arrays keep their storage from one step to the next.
+/// ``PipelineCore/transition(_:)`` makes one for each event, hands the records and events on and seals the staged
+/// models with the records' ticket while it still holds the lock, so that storage, subscribers and readers see
+/// transitions in the order they happened, and performs the rest outside the lock once the records are durable. A
+/// worker passes its own, emptied after each step, so that its arrays keep their storage from one step to the next.
 struct PipelineActions: Sendable {
     /// Records to append to storage.
     var records: [StorageRecord] = []

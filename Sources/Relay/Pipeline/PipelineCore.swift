@@ -8,10 +8,10 @@ import Synchronization
 /// than actor hops.
 ///
 /// One entry into the state machine, ``transition(into:_:)``: it applies one event under the lock, and returns the
-/// event's value with the ``PipelineActions`` it asks for; records go to storage and events to the outbox, and the models
-/// it staged are sealed with the records' ticket, before the lock is let go, so that each sees transitions in the order
-/// they happened; the rest is performed outside it once the records are durable (``acknowledge(_:)``). ``read(_:)`` only looks. Nothing else takes
-/// the state's lock.
+/// event's value with the ``PipelineActions`` it asks for; records go to storage and events to the outbox, and the
+/// models it staged are sealed with the records' ticket, before the lock is let go, so that each sees transitions in
+/// the order they happened; the rest is performed outside it once the records are durable (``acknowledge(_:)``).
+/// ``read(_:)`` only looks. Nothing else takes the state's lock.
 ///
 /// A second lock covers the ``OperationDirectory`` of ids, so that a commit admits its operations while workers, which
 /// never look an id up, go on. The directory is taken first, and only by what needs it: a commit, a command or read

@@ -28,7 +28,8 @@ public struct CallStatus: Sendable, Hashable {
 
     /// What a pending operation waits for; when several apply, the first in this order is reported.
     ///
-    /// An open enum: a release may tell more reasons to wait apart (`authorizerNotRegistered` came so), so a `switch` over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
+    /// An open enum: a release may tell more reasons to wait apart (`authorizerNotRegistered` came so), so a `switch`
+    /// over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
     public enum Waiting: Sendable, Hashable {
         /// Its sequence is not registered (only after a reload); it starts once the sequence is upserted.
         case sequenceNotRegistered(CallSequence.Name)
