@@ -258,10 +258,12 @@ extension PipelineCore {
             case .probe(let executor, let operation, let destination):
                 let answered = await executor.probe(operation)
                 let now = clock.now
-                apply {
+                // Acknowledged: a probe that goes unanswered can fail an operation past its maximum elapsed time.
+                let ended = transition {
                     $0.probeEnded(
                         destination: destination, lane: lane, worker: worker, answered: answered, now: now, into: &$1)
                 }
+                try? await acknowledge(ended)
             case .park:
                 claimWake = await park(worker, lane: lane) == .work
             case .exit:
