@@ -3,8 +3,8 @@ import Relay
 
 /// A test that waits for something only the clock can bring, and never moves it.
 public struct StalledTest: Error, Sendable, CustomStringConvertible {
-    /// The operation awaited.
-    public let operation: UUID
+    /// The operations that cannot move: the one awaited, or those that run and sleep on the clock.
+    public let operations: [UUID]
     /// What the operation waits for, the clock's time and its sleepers, and what to do.
     public let message: String
 
@@ -17,12 +17,12 @@ extension DataPoint {
     ///
     /// Awaiting a handle whose operation waits for a retry or a hold on a ``ManualClock`` that nobody advances waits
     /// for ever, and a test then ends only at its time limit. This waits as ``CallHandle/outcome`` does, but as soon
-    /// as the DataPoint is idle (see ``idle()``) and the operation has not finished, it throws ``StalledTest``
+    /// as the DataPoint is idle or stalled (see ``idle()``) and the operation has not finished, it throws ``StalledTest``
     /// naming what the operation waits for and the clock's sleepers with their deadlines.
     ///
     /// ```swift
     /// let handle = try await point.enqueue(CallOperation(kind: "flaky"))
-    /// await point.idle()
+    /// try await point.idle()
     /// clock.advance(by: .seconds(10))
     /// #expect(try await point.outcome(of: handle, on: clock) == .completed(Data()))
     /// ```
@@ -38,7 +38,8 @@ extension DataPoint {
         try await withThrowingTaskGroup(of: CallResult?.self) { group in
             group.addTask { try await handle.outcome }
             group.addTask {
-                await self.idle()
+                // Stalled while the operation runs and sleeps on the clock: the same answer as idle, below.
+                _ = await self.waitUntilIdleOrStalled()
                 return nil
             }
             defer { group.cancelAll() }
@@ -48,9 +49,9 @@ extension DataPoint {
                 if case .finished(let result) = handle.status?.state { return result }
                 let waiting = handle.status.map { "\($0.state)" } ?? "unknown"
                 throw StalledTest(
-                    operation: handle.id,
+                    operations: [handle.id],
                     message: "operation \(handle.id) is \(waiting), and nothing can move without the test: the "
-                        + "DataPoint is idle and the clock stands still (\(clock.sleepersDescription)). Advance the "
+                        + "DataPoint is idle, or what runs sleeps on the clock, and the clock stands still (\(clock.sleepersDescription)). Advance the "
                         + "clock, or give the operation what it waits for.")
             }
             return try await handle.outcome

@@ -1,7 +1,8 @@
 import Relay
 
 extension DataPoint {
-    /// Returns once nothing runs and nothing more can start without outside input.
+    /// Returns once nothing runs and nothing more can start without outside input; fails at once when only the test
+    /// could move what runs.
     ///
     /// Operations waiting for a hold, a retry, a dependency or a resume do not count, so a test can advance a manual
     /// clock or resume a sequence next. A hold or a retry whose time the clock has passed does count until the
@@ -9,15 +10,33 @@ extension DataPoint {
     /// wait for an offline destination do not count either, as its probe waits for the clock too; once the clock
     /// passes the probe's time, `idle()` waits for the probe and for what its answer lets start. A DataPoint that is
     /// not running is idle as soon as nothing runs. The wait ends as soon as the waiting task is cancelled.
-    public nonisolated func idle() async {
-        await waitUntilIdle()
+    ///
+    /// On a ``ManualClock``, an operation whose executor sleeps on the clock runs until the test advances it. When
+    /// every running operation does, and nothing more can start, this throws ``StalledTest`` at once, naming them and
+    /// the clock's sleepers, rather than wait for the test's time limit. A sleep that races other work, such as an HTTP
+    /// attempt's deadline or ``execute(_:deadline:)``'s, does not count: that attempt waits for its response.
+    ///
+    /// - Important: Use it where nothing else in the test moves the clock while it waits.
+    /// - Throws: ``StalledTest`` when only the clock can move the operations that run.
+    public nonisolated func idle() async throws {
+        let stalled = await waitUntilIdleOrStalled()
+        guard !stalled.isEmpty else { return }
+        let listed = stalled.map(\.uuidString).joined(separator: ", ")
+        let subject =
+            stalled.count == 1
+            ? "operation \(listed) runs and its executor sleeps" : "operations \(listed) run and their executors sleep"
+        let sleepers = clockSleepersDescription ?? "the clock reports no sleepers"
+        throw StalledTest(
+            operations: stalled,
+            message: "\(subject) on the clock, and nothing can move without the test (\(sleepers)). Advance the clock.")
     }
 
     /// Returns once nothing more can start without outside input, while operations may still run.
     ///
     /// Use it to check what a full sequence does not start: after it returns, every operation that could start has
     /// started, and the rest wait for a free slot, a hold, a retry, a dependency, a resume, or an offline destination's
-    /// probe.
+    /// probe. It never waits for the clock: what only the clock can start already counts as settled, and what runs,
+    /// sleeping on the clock or not, does not hold it back.
     public nonisolated func settled() async {
         await waitUntilSettled()
     }
@@ -38,7 +57,7 @@ extension DataPoint {
     ///     try await DataPoint.testing { point, clock in
     ///         point.register(flaky, for: "flaky")
     ///         let handle = try await point.enqueue(CallOperation(kind: "flaky"))
-    ///         await point.idle()
+    ///         try await point.idle()
     ///         clock.advance(by: .seconds(10))
     ///         _ = try await handle.value
     ///     }

@@ -47,6 +47,9 @@ public final class Gate: Sendable {
     /// How many tasks have arrived at the gate, including those it let through.
     public var arrivals: Int { state.withLock(\.arrivals) }
 
+    /// Whether the gate has opened.
+    public var isOpen: Bool { state.withLock(\.isOpen) }
+
     /// Waits until the gate opens; returns at once if it is open, and as soon as the waiting task is cancelled.
     public func wait() async {
         let id = state.withLock { $0.drawID() }

@@ -1,3 +1,4 @@
+import Relay
 import Synchronization
 
 /// A clock that moves only when a test advances it.
@@ -14,7 +15,7 @@ import Synchronization
 ///
 /// - Important: Sleeping until an instant that has passed returns at once, so advancing before a sleeper registers
 ///   loses nothing.
-public final class ManualClock: Clock, Sendable {
+public final class ManualClock: Clock, Sendable, SleeperReportingClock {
     /// A point on the manual clock's timeline.
     public struct Instant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible {
         /// Time since the clock's zero.
@@ -63,6 +64,8 @@ public final class ManualClock: Clock, Sendable {
     private struct Sleeper {
         let id: UInt64
         let deadline: Instant
+        /// Told when the sleep ends, when an operation's executor sleeps.
+        let observer: ClockSleepObserver?
         let continuation: CheckedContinuation<Void, any Error>
     }
 
@@ -112,27 +115,40 @@ public final class ManualClock: Clock, Sendable {
     ///   - tolerance: Ignored.
     /// - Throws: `CancellationError` when the sleeping task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let id = state.withLock { state in
+        let (id, passed) = state.withLock { state in
             defer { state.nextID += 1 }
-            return state.nextID
+            return (state.nextID, deadline <= state.now)
         }
+        if passed { return try Task.checkCancellation() }
+        // The executor of a running operation sleeps: the DataPoint counts it, so that a test's wait for idle fails
+        // at once when only the clock could move the operation. Told before the sleeper registers, and its end after
+        // it wakes, both from this task, so the two never cross.
+        // Its end is told by whoever ends the sleep, before the sleeper resumes, so that the DataPoint never counts
+        // a sleeper that was woken and has not run yet.
+        let observer = ClockSleepObserver.current
+        observer?.began()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (outcome, satisfied) = state.withLock {
                     state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
                     if Task.isCancelled { return (.failure(CancellationError()), []) }
                     if deadline <= state.now { return (.success(()), []) }
-                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    state.sleepers.append(
+                        Sleeper(id: id, deadline: deadline, observer: observer, continuation: continuation))
                     return (nil, Self.takeSatisfiedWaiters(&state))
                 }
                 for waiter in satisfied { waiter.resume() }
-                if let outcome { continuation.resume(with: outcome) }
+                if let outcome {
+                    observer?.ended()
+                    continuation.resume(with: outcome)
+                }
             }
         } onCancel: {
             let sleeper = state.withLock { state -> Sleeper? in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.sleepers.remove(at: index)
             }
+            sleeper?.observer?.ended()
             sleeper?.continuation.resume(throwing: CancellationError())
         }
     }
@@ -155,7 +171,10 @@ public final class ManualClock: Clock, Sendable {
             state.sleepers.removeAll { $0.deadline <= instant }
             return due
         }
-        for sleeper in due { sleeper.continuation.resume() }
+        for sleeper in due {
+            sleeper.observer?.ended()
+            sleeper.continuation.resume()
+        }
     }
 
     /// Returns once at least `count` tasks sleep on the clock, for example the DataPoint's timer.

@@ -78,7 +78,7 @@ struct EventTests {
             try await point.cancel(cancelled.id)
             try await point.resume(reason: "go")
             for handle in [completed, skipped, failed] { _ = try await handle.outcome }
-            await point.idle()
+            try await point.idle()
             clock.advance(by: .seconds(1))
             _ = try await retried.value
             var seen: Set<String> = []

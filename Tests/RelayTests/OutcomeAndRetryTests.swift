@@ -91,7 +91,7 @@ struct OutcomeAndRetryTests {
                 await clock.waitForSleepers(1)
                 // Just before the deadline nothing starts.
                 clock.advance(by: .seconds(expectedDelay) - .milliseconds(1))
-                await point.idle()
+                try await point.idle()
                 #expect(attempts.all.count == attempt)
                 clock.advance(by: .milliseconds(1))
                 expectedDelay *= 2
@@ -108,7 +108,7 @@ struct OutcomeAndRetryTests {
             let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(1), jitter: .none)
             let handle = try await point.enqueue(CallOperation(kind: "busy", retryPolicy: policy))
             for _ in 0..<2 {
-                await point.idle()
+                try await point.idle()
                 await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(10))
             }
@@ -129,13 +129,13 @@ struct OutcomeAndRetryTests {
             for round in 0..<100 {
                 let operation = CallOperation(kind: "busy")
                 try await point.enqueue(operation)
-                await point.idle()
+                try await point.idle()
                 guard case .pending(.retry) = point.status(of: operation.id)?.state else {
                     Issue.record("round \(round): expected a scheduled retry")
                     return
                 }
                 clock.advance(by: .seconds(10))
-                await point.idle()
+                try await point.idle()
                 #expect(point.status(of: operation.id)?.state == .finished(.completed(Data())), "round \(round)")
             }
         }
@@ -153,7 +153,7 @@ struct OutcomeAndRetryTests {
             )
             let policy = RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(2), jitter: .none)
             let handle = try await point.enqueue(CallOperation(kind: "once", retryPolicy: policy))
-            await point.idle()
+            try await point.idle()
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(2))
             #expect(try await handle.value == Data())
@@ -174,7 +174,7 @@ struct OutcomeAndRetryTests {
             )
             let handle = try await point.enqueue(CallOperation(kind: "slow", retryPolicy: policy))
             for _ in 0..<2 {
-                await point.idle()
+                try await point.idle()
                 await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(4))
             }
@@ -196,10 +196,10 @@ struct OutcomeAndRetryTests {
             let handle = try await point.enqueue(
                 CallOperation(kind: "later", retryPolicy: RetryPolicy(initialDelay: .seconds(1), jitter: .none))
             )
-            await point.idle()
+            try await point.idle()
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(29))
-            await point.idle()
+            try await point.idle()
             #expect(handle.status?.attempts == 1)
             clock.advance(by: .seconds(1))
             #expect(try await handle.value == Data())

@@ -11,6 +11,8 @@ import Foundation
 struct ClockSource: Sendable {
     private let readNow: @Sendable () -> Int64
     private let sleeper: @Sendable (Int64) async throws -> Void
+    /// The clock's sleepers in words, when it reports them (see ``SleeperReportingClock``).
+    let sleepersDescription: (@Sendable () -> String)?
     /// The wall date of clock time zero.
     let origin: Date
 
@@ -27,10 +29,18 @@ struct ClockSource: Sendable {
             }
         #endif
         self.readNow = readNow
+        if let reporting = clock as? any SleeperReportingClock {
+            sleepersDescription = { reporting.sleepersDescription }
+        } else {
+            sleepersDescription = nil
+        }
         sleeper = { deadline in
             try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
         }
     }
+
+    /// Whether the clock reports its sleepers, so that workers tell the pipeline when an executor sleeps on it.
+    var reportsSleepers: Bool { sleepersDescription != nil }
 
     /// Nanoseconds since the DataPoint opened.
     var now: Int64 { readNow() }
@@ -46,6 +56,13 @@ struct ClockSource: Sendable {
     /// Sleeps until the given clock time.
     func sleep(until deadline: Int64) async throws {
         try await sleeper(deadline)
+    }
+
+    /// Sleeps until the given clock time as a deadline that races other work, which an attempt's sleep observer
+    /// must not take for a sleep the attempt waits on (see ``ClockSleepObserver``).
+    func sleepAsDeadline(until deadline: Int64) async throws {
+        guard reportsSleepers, ClockSleepObserver.current != nil else { return try await sleeper(deadline) }
+        try await ClockSleepObserver.$current.withValue(nil) { try await sleeper(deadline) }
     }
 
     func date(_ time: Int64) -> Date {

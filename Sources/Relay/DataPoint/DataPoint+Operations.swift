@@ -155,7 +155,7 @@ extension DataPoint {
                 return true
             }
             group.addTask {
-                try await clock.sleep(until: overflow ? .max : end)
+                try await clock.sleepAsDeadline(until: overflow ? .max : end)
                 return false
             }
             defer { group.cancelAll() }

@@ -194,6 +194,17 @@ extension DataPoint {
         await core.waitUntilQuiet(untilIdle: false)
     }
 
+    /// Returns once nothing runs and nothing more can start, or once every running operation's executor sleeps on
+    /// the DataPoint's clock, when that clock reports its sleepers: the ids of those operations then, none when idle.
+    package nonisolated func waitUntilIdleOrStalled() async -> [UUID] {
+        await core.waitUntilIdleOrStalled()
+    }
+
+    /// The clock's time and sleepers in words, when the DataPoint's clock reports them, such as a manual clock.
+    package nonisolated var clockSleepersDescription: String? {
+        core.clock.sleepersDescription?()
+    }
+
     /// Adds a sink that receives every event from now on, for test recorders.
     package nonisolated func addEventSink(_ sink: any EventSink) {
         core.addSink(sink)

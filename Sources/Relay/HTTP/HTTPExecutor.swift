@@ -225,7 +225,7 @@ public struct HTTPExecutor: CallExecutor {
         try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
             group.addTask { try await exchange() }
             group.addTask {
-                try await clock.sleep(until: deadline)
+                try await clock.sleepAsDeadline(until: deadline)
                 return nil
             }
             defer { group.cancelAll() }

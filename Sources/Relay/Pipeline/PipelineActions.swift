@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one event of the ``PipelineStateMachine`` asks its shell to do, returned by the event rather than kept on the
 /// machine: records for storage, events for subscribers, whether the document staged models, and continuations to
 /// resume once the lock is let go.
@@ -19,13 +21,16 @@ struct PipelineActions: Sendable {
     var signals: [CheckedContinuation<Void, Never>] = []
     var workerWakes: [(CheckedContinuation<WorkerWake, Never>, WorkerWake)] = []
     var spawnWakes: [(CheckedContinuation<Bool, Never>, Bool)] = []
+    /// Waits for idle or stalled that end, with the stalled operations' ids (none when idle).
+    var stallWakes: [(CheckedContinuation<[UUID], Never>, [UUID])] = []
     /// Records of forgotten operations, let go after the lock is released: the last release frees the record, and
     /// freeing a commit's worth of them inside the lock kept workers waiting.
     var released: [OperationRecord] = []
 
     /// Whether nothing is left to perform once the lock is let go.
     var isEmpty: Bool {
-        settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && released.isEmpty
+        settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && stallWakes.isEmpty
+            && released.isEmpty
     }
 
     /// Empties every list and keeps its storage, for the next step to fill; a worker's steps mostly leave them empty.
@@ -38,6 +43,7 @@ struct PipelineActions: Sendable {
         signals.removeAll(keepingCapacity: true)
         workerWakes.removeAll(keepingCapacity: true)
         spawnWakes.removeAll(keepingCapacity: true)
+        stallWakes.removeAll(keepingCapacity: true)
         released.removeAll(keepingCapacity: true)
     }
 
@@ -51,6 +57,7 @@ struct PipelineActions: Sendable {
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
         for continuation in signals { continuation.resume() }
+        for (continuation, stalled) in stallWakes { continuation.resume(returning: stalled) }
         for (record, result) in settlements { record.settle(result) }
     }
 }

@@ -100,6 +100,27 @@ extension PipelineCore {
         )
     }
 
+    /// Waits until the pipeline is idle or stalled, and returns the stalled operations' ids.
+    ///
+    /// Stalled: every running operation's executor sleeps on a clock that reports its sleepers. No ids when idle, or
+    /// when the waiting task is cancelled.
+    func waitUntilIdleOrStalled() async -> [UUID] {
+        await Waiters<[UUID]>.wait(
+            cancelled: [],
+            park: { id, continuation in
+                let now = clock.now
+                return apply { machine, _ in machine.waitUntilIdleOrStalled(now: now, id: id, continuation) }
+            },
+            cancel: { id in apply { machine, _ in machine.clockSleeps.waiters.cancel(id) } },
+            forget: { id in apply { machine, _ in machine.clockSleeps.waiters.forget(id) } }
+        )
+    }
+
+    /// Notes that the executor of the operation in `slot` begins, or ends, a sleep on the clock.
+    func noteClockSleep(_ slot: Int32, began: Bool) {
+        apply { machine, _ in machine.noteClockSleep(slot, began: began) }
+    }
+
     private func nextLaneToStart() async -> (CallSequence, Int32)? {
         while true {
             switch apply({ machine, _ in machine.nextLaneToStart(nil) }) {
@@ -303,7 +324,11 @@ extension PipelineCore {
             attempt: job.attempt, startedAt: clock.date(job.startedAt), record: job.record, link: link,
             slot: job.slot)
         do {
-            let outcome = try await job.record.attempt(on: job.executor, context: context)
+            let outcome =
+                clock.reportsSleepers
+                ? try await ClockSleepObserver.$current.withValue(ClockSleepObserver(core: self, slot: job.slot)) {
+                    try await job.record.attempt(on: job.executor, context: context)
+                } : try await job.record.attempt(on: job.executor, context: context)
             let report = link.recorder.take(for: context.operationID, attempt: context.attempt)
             let changes = link.recorder.takeChanges(for: context.operationID, attempt: context.attempt)
             if !changes.isEmpty { return .staged(outcome, report, changes) }

@@ -81,6 +81,7 @@ extension PipelineStateMachine {
         hub.closeAll(in: &actions.events)
         actions.signals += idleWaiters.takeAll()
         actions.signals += settledWaiters.takeAll()
+        for waiter in clockSleeps.waiters.takeAll() { actions.stallWakes.append((waiter, [])) }
         actions.signals += stopWaiters.takeAll()
         actions.signals += timers.rearm()
         actions.signals += laneStartWaiters.takeAll()

@@ -11,6 +11,7 @@ extension PipelineStateMachine {
         let l = Int(graph[slot].lane)
         lanes[l].countAttemptEnd()
         runningTotal -= 1
+        clockSleeps.forget(slot)
         if hub.isActive { publishBatchedStart(slot, lane: l, end: end, into: &actions) }
         if case .returned = end {
             giveBack(slot, now: now, into: &actions)

@@ -117,6 +117,8 @@ struct PipelineStateMachine: Sendable {
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()
+    /// The sleeps on a manual clock of running operations, and the waits that end when they stall the pipeline.
+    var clockSleeps = ClockSleeps()
     var stopWaiters = Waiters<Void>()
     /// Waits for the DataPoint to start, from callers that need it running, such as ``DataPoint/execute(_:)``.
     var startWaiters = Waiters<Void>()
@@ -169,9 +171,12 @@ struct PipelineStateMachine: Sendable {
     /// `now` is read only when such a wait may end.
     mutating func finish(_ actions: inout PipelineActions, now: @autoclosure () -> Int64) {
         hub.flush(&actions.events)
-        if !(idleWaiters.isEmpty && settledWaiters.isEmpty) && isSettled(now: now()) {
+        if !(idleWaiters.isEmpty && settledWaiters.isEmpty && clockSleeps.waiters.isEmpty) {
+            let now = now()
+            guard isSettled(now: now) else { return }
             actions.signals += settledWaiters.takeAll()
             if runningTotal == 0 { actions.signals += idleWaiters.takeAll() }
+            if !clockSleeps.waiters.isEmpty { endStallWaits(now: now, into: &actions) }
         }
     }
 

@@ -96,7 +96,7 @@ struct ReadmeTests {
                 }, for: "charge")
             _ = try? await point.execute(CallOperation(kind: "charge", retryPolicy: .never))
             try await Readme.replayDeadLetters(point)
-            await point.idle()
+            try await point.idle()
             #expect(point.operationCounts() == [.failed: 1, .completed: 1])
         }
     }

@@ -15,7 +15,7 @@ struct RecipesTests {
         try await DataPoint.with(storage: .volatile, waitForPending: true) { point in
             try point.register(RecipesSnippets.Invoice.self, as: "invoices")
             try await RecipesSnippets.webhooks(point, invoice: invoice, subscribers: subscribers)
-            await point.idle()
+            try await point.idle()
             #expect(try point.model(RecipesSnippets.Invoice.self, id: 9)?.total == 120)
             #expect(point.operationCounts(sequence: "webhooks") == [.completed: 3])
         }
@@ -56,9 +56,9 @@ struct RecipesTests {
             let conflict = try CallOperation.http(HTTPCall(method: .put, url: server.url("/conflict")))
             let flaky = try CallOperation.http(HTTPCall(method: .put, url: server.url("/flaky")))
             _ = try await point.enqueue([conflict, flaky])
-            await point.idle()
+            try await point.idle()
             try await RecipesSnippets.deadLetters(point)
-            await point.idle()
+            try await point.idle()
             #expect(point.status(of: conflict.id) == nil)
             #expect(point.operationCounts() == [.failed: 1, .completed: 1])
         }

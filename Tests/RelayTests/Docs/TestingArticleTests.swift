@@ -16,7 +16,7 @@ struct FlakyExecutor: CallExecutor {
     try await DataPoint.testing { point, clock in
         point.register(FlakyExecutor(), for: "flaky")
         let handle = try await point.enqueue(CallOperation(kind: "flaky"))
-        await point.idle()  // the first attempt failed and its retry waits for the clock
+        try await point.idle()  // the first attempt failed and its retry waits for the clock
         clock.advance(by: .seconds(10))
         #expect(try await handle.outcome == .completed(Data()))
     }

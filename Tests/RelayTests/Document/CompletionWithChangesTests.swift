@@ -52,7 +52,7 @@ struct CompletionWithChangesTests {
             _ = try await point.enqueue(CallOperation(kind: "stage", payload: Data("throws".utf8), retryPolicy: policy))
                 .outcome
             let retried = try await point.enqueue(CallOperation(kind: "stage"))
-            await point.idle()
+            try await point.idle()
             clock.advance(by: .seconds(1))
             _ = try await retried.value
             // Only the completing attempt's change is there: the fourth call of the executor.

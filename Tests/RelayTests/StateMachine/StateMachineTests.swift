@@ -235,7 +235,7 @@ struct StateMachineTests {
             for handle in handles { #expect(try await handle.outcome == .completed(Data())) }
             // The timer loop's sweep vacates them, a gap after the last; idle() waits for a sweep that is due.
             clock.advance(by: .seconds(1))
-            await point.idle()
+            try await point.idle()
             #expect(operations.allSatisfy { point.status(of: $0.id) == nil })
             #expect(point.metrics().total.completed == 500)
         }

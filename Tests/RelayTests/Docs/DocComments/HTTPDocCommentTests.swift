@@ -93,7 +93,7 @@ struct HTTPDocCommentTests {
             let upload = try CallOperation.http(HTTPCall(method: .put, url: target, body: .file(report)))
             try await point.enqueue(upload)  // runs on the uploads sequence
             #expect(upload.sequenceName == .uploads)
-            await point.idle()
+            try await point.idle()
             #expect(server.requests(to: "/reports/1").first?.body == Data("a,b\n1,2\n".utf8))
         }
     }

@@ -75,7 +75,7 @@ struct TypedAndToolsDocCommentTests {
         try await DataPoint.testing { point, clock in
             point.register(flaky, for: "flaky")
             let handle = try await point.enqueue(CallOperation(kind: "flaky"))
-            await point.idle()
+            try await point.idle()
             clock.advance(by: .seconds(10))
             _ = try await handle.value
             #expect(try await handle.value == Data("done".utf8))
