@@ -22,6 +22,15 @@ import Synchronization
 /// whose redirect is not followed (as the executor never lets URLSession follow one) stops the process when the
 /// redirect has a body, in `_ProtocolClient.urlProtocol(_:didLoad:)`.
 ///
+/// A download asks for its body in parts, 8 MiB at a time unless configured otherwise, when its server serves byte
+/// ranges: FoundationNetworking on Linux reads a body as fast as the network delivers it, whatever pace the disk
+/// keeps, and cannot pause a transfer, so a part's size is what bounds the memory a download takes. The first request
+/// asks for the first part; a server that answers with the whole body (200) is simply read to the end, as one that
+/// ignores ranges does. Later parts carry `If-Range` with the first answer's strong `ETag`, or its `Last-Modified`,
+/// so that a resource that changes midway fails the attempt (``HTTPTransportError/Kind/connectionLost``) rather than
+/// mixing two versions; without either validator the download asks again for the whole body. The response reads as
+/// one `200` of the whole body.
+///
 /// The session keeps no cookies and no stored credentials: a call sends the headers it names and those its
 /// ``RequestAuthorizer`` adds, nothing that an earlier response left behind. A call is replayed after a restart, when
 /// any cookie jar would be gone, so it must not depend on one; a cookie a call needs is one of its headers, marked
@@ -31,6 +40,8 @@ public final class URLSessionTransport: HTTPTransport {
     private let delegate: SessionDelegate
     /// Where the session's callbacks run; the operation queue holds it without retaining it.
     private let callbackQueue = DispatchQueue(label: "Relay.URLSessionTransport")
+    /// The most bytes one request of a download asks for, or `nil` for the whole body at once.
+    let downloadPartSize: Int?
 
     /// The transport that executors use unless given another: one session for the process.
     public static let shared = URLSessionTransport()
@@ -44,7 +55,14 @@ public final class URLSessionTransport: HTTPTransport {
     ///   - maximumConnectionsPerHost: How many connections may be open to one host at once. Sequences' bunch sizes
     ///     already bound how many calls run, so the default, 64, is high enough that the session never queues
     ///     requests behind them, as URLSession's own default of 6 would.
-    public init(configuration: URLSessionConfiguration = .default, maximumConnectionsPerHost: Int = 64) {
+    ///   - downloadPartSize: The most bytes a download asks for in one request when its server serves byte ranges
+    ///     (see ``URLSessionTransport``); `nil` asks for the whole body at once. 8 MiB by default.
+    public init(
+        configuration: URLSessionConfiguration = .default,
+        maximumConnectionsPerHost: Int = 64,
+        downloadPartSize: Int? = 8 << 20
+    ) {
+        self.downloadPartSize = downloadPartSize.map { max(1, $0) }
         // A copy, so that the caller's configuration object is left as it was.
         let configuration = configuration.copy() as? URLSessionConfiguration ?? .default
         configuration.httpMaximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
@@ -88,8 +106,26 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = 7 * 24 * 3600
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        guard let file else {
+            return try await exchange(urlRequest, uploading: request.body, into: .memory, onResponseHeaders)
+        }
+        let sink = try BodyFile(url: file)
+        defer { sink.close() }
+        if let downloadPartSize, Self.downloadsInParts(request) {
+            return try await download(urlRequest, inPartsOf: downloadPartSize, to: sink, onResponseHeaders)
+        }
+        return try await exchange(urlRequest, uploading: request.body, into: .written(sink), onResponseHeaders)
+    }
+
+    /// Sends one request through the session and waits for its response; a download's body goes to `body`'s file.
+    func exchange(
+        _ urlRequest: URLRequest,
+        uploading upload: HTTPCall.Body,
+        into body: Transfer.Body,
+        _ onResponseHeaders: @escaping @Sendable () -> Void
+    ) async throws -> HTTPTransportResponse {
         let task: URLSessionTask
-        switch request.body {
+        switch upload {
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
@@ -100,7 +136,6 @@ public final class URLSessionTransport: HTTPTransport {
             }
             task = session.uploadTask(with: urlRequest, fromFile: url)
         }
-        let body: Transfer.Body = try file.map { .written(try BodyFile(url: $0)) } ?? .memory
         let transfer = Transfer(body: body, onResponseHeaders: onResponseHeaders)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -119,7 +154,7 @@ public final class URLSessionTransport: HTTPTransport {
 
 /// Where a download's body goes as it arrives: a file created, or emptied, with mode 0600, written with plain
 /// `write(2)` calls on the delegate's queue, so that the queue keeps pace with the network.
-private final class BodyFile: Sendable {
+final class BodyFile: Sendable {
     private let descriptor: Int32
     let url: URL
 
@@ -144,13 +179,20 @@ private final class BodyFile: Sendable {
         }
     }
 
+    /// Empties the file and writes from its start again, for a download that starts over.
+    func restart() throws {
+        guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw HTTPTransportError(.other, "cannot empty \(url.lastPathComponent) for a download")
+        }
+    }
+
     func close() {
         POSIXFile.close(descriptor)
     }
 }
 
 /// One request in flight; only the session's delegate queue touches it after it starts.
-private final class Transfer: Sendable {
+final class Transfer: Sendable {
     /// Where the response body goes.
     enum Body: Sendable {
         case memory
@@ -260,7 +302,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if case .written(let sink) = transfer.body { sink.close() }
         // The status and headers of a response that the delegate was not asked about: a redirect not followed.
         if transfer.noteResponse(task.response) { transfer.onResponseHeaders() }
         let (continuation, result) = transfer.state.withLock {

@@ -30,6 +30,9 @@ extension LoopbackServer {
         public var waitsForRelease = false
         /// Zero bytes sent after ``body``, from a small buffer, so that a large download costs the server no memory.
         var zeros = 0
+        /// Whether the reply serves byte ranges, and the entity tag it gives its body then.
+        var servesRanges = false
+        var rangeTag: String?
 
         /// Creates a reply.
         ///
@@ -128,6 +131,51 @@ extension LoopbackServer {
             var reply = self
             reply.fault = .cutBody(after: max(0, bytes))
             return reply
+        }
+
+        /// The same reply, serving byte ranges as a static file server does.
+        ///
+        /// A request for one range (`Range: bytes=FIRST-LAST`) gets `206` with that part of the body and its
+        /// `Content-Range`, or `416` when the body has no such byte; an `If-Range` that names another tag gets the
+        /// whole body. Every answer carries the tag as its `ETag`.
+        ///
+        /// - Parameter tag: The body's entity tag, quoted; a new tag stands for a changed body. `nil` gives none, and
+        ///   then any `If-Range` gets the whole body.
+        /// - Returns: The reply.
+        public func servingRanges(tag: String? = "\"loopback\"") -> Reply {
+            var reply = self
+            reply.servesRanges = true
+            reply.rangeTag = tag
+            return reply
+        }
+
+        /// The answer to `request`: this reply, or the part of its body that a range asks for.
+        func answering(_ request: Request) -> Reply {
+            guard servesRanges else { return self }
+            var whole = self
+            whole.headers["ETag"] = rangeTag
+            whole.headers["Accept-Ranges"] = "bytes"
+            let length = body.count + zeros
+            guard status == 200, let asked = request.header("Range"), asked.hasPrefix("bytes="),
+                request.header("If-Range").map({ $0 == rangeTag }) ?? true
+            else { return whole }
+            let bounds = asked.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+            guard bounds.count == 2, let first = Int(bounds[0]), first >= 0 else { return whole }
+            var part = whole
+            guard first < length else {
+                part.status = 416
+                part.headers["Content-Range"] = "bytes */\(length)"
+                part.body = Data()
+                part.zeros = 0
+                return part
+            }
+            let last = min(Int(bounds[1]) ?? length - 1, length - 1)
+            guard last >= first else { return whole }
+            part.status = 206
+            part.headers["Content-Range"] = "bytes \(first)-\(last)/\(length)"
+            part.body = first < body.count ? body.subdata(in: first..<min(last + 1, body.count)) : Data()
+            part.zeros = max(0, last + 1 - max(first, body.count))
+            return part
         }
 
         /// The same reply, sent after `delay`.

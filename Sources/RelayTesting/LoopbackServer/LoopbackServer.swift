@@ -235,7 +235,8 @@ public final class LoopbackServer: Sendable {
         }
         var reader = RequestReader(socket: connection)
         while let (request, wantsClose) = reader.next(connection: number) {
-            let (reply, release) = record(request)
+            let (scripted, release) = record(request)
+            let reply = scripted.answering(request)
             // A scripted slow peer: the delay is the fault being simulated, on the server's own thread, and tests never
             // rely on it to order their steps.
             if let delay = reply.delay {
@@ -331,6 +332,7 @@ public final class LoopbackServer: Sendable {
         case 200: "OK"
         case 201: "Created"
         case 204: "No Content"
+        case 206: "Partial Content"
         case 301: "Moved Permanently"
         case 302: "Found"
         case 303: "See Other"
@@ -340,6 +342,7 @@ public final class LoopbackServer: Sendable {
         case 401: "Unauthorized"
         case 404: "Not Found"
         case 408: "Request Timeout"
+        case 416: "Range Not Satisfiable"
         case 429: "Too Many Requests"
         case 500: "Internal Server Error"
         case 502: "Bad Gateway"

@@ -125,4 +125,24 @@ struct NginxDownloadTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path) == ["large.bin"])
         }
     }
+
+    @Test("S18: nginx serves a download in parts, each asked for with If-Range; the file is whole and in order")
+    func downloadInParts() async throws {
+        let bytes = try Self.random(5 << 20)
+        try await withNginx(files: ["file.bin": bytes]) { nginx, downloads in
+            let destination = downloads.appendingPathComponent("file.bin")
+            let transport = URLSessionTransport(downloadPartSize: 2 << 20)
+            let response = try await transport.send(
+                HTTPRequest(method: .get, url: nginx.url("file.bin")), writingBodyTo: destination, onResponseHeaders: {}
+            )
+            #expect(response.status == 200)
+            #expect(response.headers.first { $0.key.lowercased() == "content-length" }?.value == String(5 << 20))
+            #expect(try Data(contentsOf: destination) == bytes)
+            let requests = nginx.requests
+            #expect(requests.count == 3, "\(requests)")
+            #expect(requests.first?.hasPrefix("GET /file.bin 206 \"bytes=0-2097151\" \"-\"") == true, "\(requests)")
+            #expect(
+                requests.last?.hasPrefix("GET /file.bin 206 \"bytes=4194304-5242879\" \"\\x22") == true, "\(requests)")
+        }
+    }
 }

@@ -14,6 +14,8 @@ import Testing
 /// the tests that need it are skipped when it is missing, which the test run reports.
 final class Nginx: Sendable {
     let baseURL: URL
+    /// Where nginx logs each request: method, path, status, and the `Range` and `If-Range` it named.
+    let accessLog: URL
     private let process: CommandProcess
 
     /// Where nginx is installed, if it is.
@@ -47,7 +49,8 @@ final class Nginx: Sendable {
                 pid \(folder.path)/nginx.pid;
                 events { worker_connections 64; }
                 http {
-                    access_log off;
+                    log_format relay '$request_method $uri $status "$http_range" "$http_if_range"';
+                    access_log \(folder.path)/access.log relay;
                     default_type application/octet-stream;
                     client_body_temp_path \(temporary);
                     proxy_temp_path \(temporary);
@@ -68,6 +71,7 @@ final class Nginx: Sendable {
             await process.waitForError(containing: "nginx/")
             if process.err.contains(where: { $0.contains("nginx/") }) {
                 self.process = process
+                accessLog = folder.appendingPathComponent("access.log")
                 baseURL = URL(string: "http://127.0.0.1:\(port)")!
                 return
             }
@@ -77,6 +81,11 @@ final class Nginx: Sendable {
     }
 
     func url(_ path: String) -> URL { baseURL.appendingPathComponent(path) }
+
+    /// The requests logged so far, one line each.
+    var requests: [String] {
+        ((try? String(contentsOf: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
 
     func stop() async {
         // A throwaway server: nothing of it needs to outlive the test, so it ends at once.
