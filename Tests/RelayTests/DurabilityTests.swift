@@ -76,9 +76,10 @@ struct DurabilityTests {
         try await withTemporaryFolder { folder in
             let clock = ManualClock()
             let held = CallOperation(kind: .noop, sequenceName: .downloads)
+            // Stored dates are wall dates: a retry an hour ahead is still ahead however slowly the reopen comes.
             let retried = CallOperation(
                 kind: "flaky",
-                retryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(30), jitter: .none)
+                retryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(3600), jitter: .none)
             )
             let holdDates = Log<Date>()
             let reopened = try await DataPoint.crashAndReopen(at: folder.url, clock: clock) { point in

@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Relay's integrations with the server ecosystem, in a package of their own so that the core keeps no dependencies.
+// The path below is the one line to change when this package moves to a repository of its own: it becomes
+// `.package(url: "<Relay's repository URL>", branch: "main")`.
+let package = Package(
+    name: "RelayIntegrations",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "RelayPostgres", targets: ["RelayPostgres"])
+    ],
+    dependencies: [
+        .package(name: "Relay", path: ".."),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+    ],
+    targets: [
+        .target(
+            name: "RelayPostgres",
+            dependencies: [
+                .product(name: "Relay", package: "Relay"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RelayPostgresTests",
+            dependencies: [
+                "RelayPostgres",
+                .product(name: "RelayTesting", package: "Relay"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,137 @@
+import Logging
+import PostgresNIO
+import Relay
+
+/// The tables RelayPostgres keeps in a database, created and moved forward by numbered migrations.
+///
+/// Every process that opens a store migrates it first, in one transaction under a lock of the database's own
+/// (`pg_advisory_xact_lock`), so that processes starting at once apply each migration exactly once, and a migration
+/// that fails leaves the database as it was. A database whose schema is newer than this build is refused with
+/// ``RelayError/Code/unsupportedFormat``, and nothing in it is changed: an older process must never write to tables it
+/// does not know.
+///
+/// ```swift
+/// let report = try await PostgresSchema.migrate(client)
+/// print(report)  // "Relay schema version 0 → 1"
+/// ```
+public enum PostgresSchema {
+    /// The schema version this build reads and writes.
+    public static var currentVersion: Int { migrations.count }
+
+    /// What a migration did.
+    public struct Report: Sendable, Hashable, CustomStringConvertible {
+        /// The version the database had; 0 for a database without Relay's tables.
+        public let from: Int
+        /// The version it has now.
+        public let to: Int
+
+        /// Whether the database was already at this build's version.
+        public var changedNothing: Bool { from == to }
+
+        /// `Relay schema version 0 → 1`, or `Relay schema version 1, current` when nothing changed.
+        public var description: String {
+            changedNothing ? "Relay schema version \(to), current" : "Relay schema version \(from) → \(to)"
+        }
+    }
+
+    /// Creates Relay's tables, or moves them forward to ``currentVersion``, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - client: A running client (its `run()` is under way in a task of the caller's).
+    ///   - deadline: How long to wait for the database, connecting included; 30 seconds by default.
+    ///   - clock: The clock of the deadline.
+    ///   - logger: Where the client logs the queries; nothing by default.
+    /// - Returns: The versions before and after.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unsupportedFormat`` when the database's schema is newer than
+    ///   this build, or ``RelayError/Code/storageFailure`` when the database fails or does not answer by the
+    ///   deadline; the database is unchanged then.
+    @discardableResult
+    public static func migrate(
+        _ client: PostgresClient,
+        deadline: Duration = .seconds(30),
+        clock: some Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "RelayPostgres")
+    ) async throws -> Report {
+        try await PostgresDeadline.run("migrating the Relay schema", within: deadline, on: clock) {
+            do {
+                return try await client.withTransaction(logger: logger) { connection in
+                    try await migrate(connection, logger: logger)
+                }
+            } catch let error as PostgresTransactionError {
+                if let relay = error.closureError as? RelayError, error.rollbackError == nil { throw relay }
+                throw RelayError(
+                    .storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+            } catch let error as RelayError {
+                throw error
+            } catch {
+                throw RelayError(
+                    .storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+            }
+        }
+    }
+
+    /// The migration itself, inside the caller's transaction.
+    private static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> Report {
+        // Concurrent migrators wait here for the first one's transaction to end, then see its version.
+        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS relay_schema (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                version integer NOT NULL CHECK (version >= 0)
+            )
+            """, logger: logger)
+        var found = 0
+        for try await version in try await connection.query("SELECT version FROM relay_schema", logger: logger)
+            .decode(Int.self)
+        {
+            found = version
+        }
+        guard found <= currentVersion else {
+            throw RelayError(
+                .unsupportedFormat,
+                "the database's Relay schema is version \(found), newer than version \(currentVersion) that this "
+                    + "build knows: run a newer RelayPostgres against it")
+        }
+        for migration in migrations.dropFirst(found) {
+            for statement in migration.statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+        if found < currentVersion {
+            let version = currentVersion
+            try await connection.query(
+                """
+                INSERT INTO relay_schema (singleton, version) VALUES (true, \(version))
+                ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version
+                """, logger: logger)
+        }
+        return Report(from: found, to: currentVersion)
+    }
+
+    /// The key of the advisory lock that migrations take: "relay" in ASCII, so that it is recognisable in
+    /// `pg_locks`.
+    static let lockKey: Int64 = 0x72_656c_6179
+
+    /// One step of the schema: the statements that take a database from the version before to this one.
+    struct Migration {
+        let summary: String
+        let statements: [String]
+    }
+
+    /// Every migration, in order: the one at index `i` takes a database from version `i` to `i + 1`.
+    static let migrations: [Migration] = [
+        Migration(
+            summary: "the store's identity",
+            statements: [
+                """
+                CREATE TABLE relay_store (
+                    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                    id uuid NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                "INSERT INTO relay_store (id) VALUES (gen_random_uuid())",
+            ])
+    ]
+}

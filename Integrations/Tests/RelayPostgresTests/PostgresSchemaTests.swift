@@ -1,0 +1,120 @@
+import Foundation
+import PostgresNIO
+import Relay
+import RelayPostgres
+import RelayTesting
+import Testing
+
+/// The schema's migrations, on a real server: created once, moved forward once, never written by an older build.
+@Suite(
+    "S26 the schema and its migrations", .serialized, .timeLimit(.minutes(1)),
+    .enabled(if: TestDatabase.isAvailable, "RELAY_POSTGRES_URL names no PostgreSQL server"))
+struct PostgresSchemaTests {
+    private static func version(_ client: PostgresClient) async throws -> Int? {
+        var found: Int?
+        for try await version in try await client.query("SELECT version FROM relay_schema").decode(Int.self) {
+            found = version
+        }
+        return found
+    }
+
+    private static func storeIDs(_ client: PostgresClient) async throws -> [UUID] {
+        var ids: [UUID] = []
+        for try await id in try await client.query("SELECT id FROM relay_store").decode(UUID.self) { ids.append(id) }
+        return ids
+    }
+
+    @Test("S26: a new database gets Relay's tables at this build's version, and a second migration changes nothing")
+    func migratesOnce() async throws {
+        try await TestDatabase.with { client, _ in
+            let first = try await PostgresSchema.migrate(client)
+            #expect(first.from == 0 && first.to == PostgresSchema.currentVersion)
+            #expect(first.description == "Relay schema version 0 → \(PostgresSchema.currentVersion)")
+            #expect(try await Self.version(client) == PostgresSchema.currentVersion)
+            let store = try await Self.storeIDs(client)
+            #expect(store.count == 1)
+            let second = try await PostgresSchema.migrate(client)
+            #expect(second.changedNothing)
+            #expect(try await Self.storeIDs(client) == store)
+        }
+    }
+
+    @Test("S26: processes that open one new database at once migrate it exactly once")
+    func concurrentMigrations() async throws {
+        try await TestDatabase.with { _, database in
+            // Four clients, each with its own connections, as four processes would have.
+            let reports = try await withThrowingTaskGroup(of: PostgresSchema.Report.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await TestDatabase.withClient(database: database) { try await PostgresSchema.migrate($0) }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(reports.filter { !$0.changedNothing }.count == 1, "\(reports)")
+            #expect(reports.allSatisfy { $0.to == PostgresSchema.currentVersion })
+            let stores = try await TestDatabase.withClient(database: database) { try await Self.storeIDs($0) }
+            #expect(stores.count == 1)
+        }
+    }
+
+    @Test("S26: a database of a newer schema is refused with a typed error, and left as it was")
+    func newerSchemaRefused() async throws {
+        try await TestDatabase.with { client, _ in
+            try await PostgresSchema.migrate(client)
+            let newer = PostgresSchema.currentVersion + 1
+            try await client.query("UPDATE relay_schema SET version = \(newer)")
+            let store = try await Self.storeIDs(client)
+            let error = await #expect(throws: RelayError.self) { try await PostgresSchema.migrate(client) }
+            #expect(error?.code == .unsupportedFormat)
+            #expect(error?.message.contains("version \(newer)") == true, "\(String(describing: error))")
+            #expect(try await Self.version(client) == newer)
+            #expect(try await Self.storeIDs(client) == store)
+        }
+    }
+
+    @Test("S26: a server that cannot be reached is a typed storage failure at the deadline, not a wait for ever")
+    func unreachableServer() async throws {
+        let username = try TestDatabase.configuration(database: "postgres").username
+        // A port that nothing listens on: the one a listener had a moment ago, now closed.
+        var configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: try Self.closedPort(), username: username, password: nil, database: "postgres",
+            tls: .disable)
+        configuration.options.connectTimeout = .seconds(1)
+        let client = PostgresClient(configuration: configuration)
+        let clock = ManualClock()
+        await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let error = await #expect(throws: RelayError.self) {
+                try await withThrowingTaskGroup(of: Void.self) { attempt in
+                    attempt.addTask { try await PostgresSchema.migrate(client, deadline: .seconds(30), clock: clock) }
+                    await clock.waitForSleepers(1)
+                    clock.advance(by: .seconds(30))
+                    try await attempt.waitForAll()
+                }
+            }
+            #expect(error?.code == .storageFailure)
+            #expect(
+                error?.message.contains("did not answer within 30.0 seconds") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A loopback port that was free a moment ago.
+    private static func closedPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
