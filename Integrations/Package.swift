@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(name: "Relay", path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .target(
@@ -20,6 +21,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Relay", package: "Relay"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -53,25 +53,36 @@ public enum PostgresSchema {
         logger: Logger = Logger(label: "RelayPostgres")
     ) async throws -> Report {
         try await PostgresDeadline.run("migrating the Relay schema", within: deadline, on: clock) {
-            do {
-                return try await client.withTransaction(logger: logger) { connection in
-                    try await migrate(connection, logger: logger)
-                }
-            } catch let error as PostgresTransactionError {
-                if let relay = error.closureError as? RelayError, error.rollbackError == nil { throw relay }
-                throw RelayError(
-                    .storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
-            } catch let error as RelayError {
-                throw error
-            } catch {
-                throw RelayError(
-                    .storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+            try await mappingErrors {
+                try await client.withTransaction(logger: logger) { try await migrate(in: $0, logger: logger) }
             }
         }
     }
 
+    /// Migrates on one connection, as a store does when it opens, in one transaction of its own.
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> Report {
+        try await mappingErrors {
+            try await connection.withTransaction(logger: logger) { try await migrate(in: $0, logger: logger) }
+        }
+    }
+
+    /// Runs a migration's transaction, and gives back what failed it as a ``RelayError``.
+    private static func mappingErrors(_ body: () async throws -> Report) async throws -> Report {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            if let relay = error.closureError as? RelayError, error.rollbackError == nil { throw relay }
+            throw RelayError(.storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+        } catch let error as RelayError {
+            throw error
+        } catch {
+            throw RelayError(.storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+        }
+    }
+
     /// The migration itself, inside the caller's transaction.
-    private static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> Report {
+    private static func migrate(in connection: PostgresConnection, logger: Logger) async throws -> Report {
         // Concurrent migrators wait here for the first one's transaction to end, then see its version.
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
         try await connection.query(
@@ -132,6 +143,18 @@ public enum PostgresSchema {
                 )
                 """,
                 "INSERT INTO relay_store (id) VALUES (gen_random_uuid())",
-            ])
+            ]),
+        Migration(
+            summary: "the records of one DataPoint, in the order they were written",
+            statements: [
+                """
+                CREATE TABLE relay_records (
+                    position bigserial PRIMARY KEY,
+                    kind text NOT NULL,
+                    body bytea NOT NULL,
+                    written_at timestamptz NOT NULL DEFAULT now()
+                )
+                """
+            ]),
     ]
 }

@@ -27,6 +27,14 @@ struct TestDatabase {
         return configuration
     }
 
+    /// A single connection's configuration for `database` on the server, as a store takes.
+    static func connectionConfiguration(database: String) throws -> PostgresConnection.Configuration {
+        let client = try configuration(database: database)
+        return PostgresConnection.Configuration(
+            host: client.host ?? "127.0.0.1", port: client.port ?? 5432, username: client.username,
+            password: client.password, database: database, tls: .disable)
+    }
+
     /// Runs `body` with a client of a new, empty database; the database is dropped afterwards.
     static func with<Result: Sendable>(
         _ body: @Sendable (PostgresClient, String) async throws -> Result
