@@ -77,6 +77,12 @@ struct PostgresStorageTests {
                 )
                 let error = await #expect(throws: RelayError.self) { try await point.enqueue(refused) }
                 #expect(error?.code == .storageFailure)
+                // Nothing more starts on a store that can no longer record it; the refused operation never runs.
+                try await point.idle()
+                guard case .pending(.storeFailed) = point.status(of: refused.id)?.state else {
+                    Issue.record("\(String(describing: point.status(of: refused.id)))")
+                    return
+                }
             }
             try await DataPoint.with(storage: .postgres(configuration)) { point in
                 #expect(point.status(of: kept.id)?.state == .finished(.completed(Data("kept".utf8))))

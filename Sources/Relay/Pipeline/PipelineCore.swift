@@ -150,6 +150,8 @@ final class PipelineCore: Sendable {
             let failure = error as? RelayError ?? RelayError(.storageFailure, "storage failed: \(error)")
             // The store never kept the transition's models: the document goes back to what it holds (S20).
             if receipt.stagedModels { changeDocument { $0.revert(from: receipt.ticket) } }
+            // Nothing more starts: the store can no longer record it, and what the write carried must not run.
+            apply { machine, _ in machine.storeFailure = machine.storeFailure ?? failure }
             events.fail()
             actions.failResults(with: failure)
             actions.perform()

@@ -69,6 +69,7 @@ extension PipelineStateMachine {
         if heldUntil > now && heldUntil >= retryAt { return .held(until: date(heldUntil)) }
         if retryAt > now { return .retry(at: date(retryAt)) }
         if entry.gated { return .earlierCommit }
+        if let storeFailure { return .storeFailed(storeFailure.message) }
         if suspensionCount > 0 || lane.suspensionCount > 0 { return .suspended }
         return .ready
     }

@@ -50,7 +50,7 @@ extension PipelineStateMachine {
             }
             return
         }
-        guard lifecycle == .running, suspensionCount == 0 else { return }
+        guard lifecycle == .running, suspensionCount == 0, storeFailure == nil else { return }
         let l = Int(lane)
         guard lanes[l].isRegistered, lanes[l].suspensionCount == 0 else { return }
         var demand = lanes[l].readyCount + lanes[l].offline.dueProbes - lanes[l].wakesInFlight
@@ -97,7 +97,7 @@ extension PipelineStateMachine {
     /// not settled while one is due, nor while a sweep of finished operations is.
     func isSettled(now: Int64) -> Bool {
         if lifecycle == .running, let sweep = nextSweep, sweep <= now { return false }
-        let starting = lifecycle == .running && suspensionCount == 0
+        let starting = lifecycle == .running && suspensionCount == 0 && storeFailure == nil
         if starting, timers.hasWakeup(dueAt: now) { return false }
         return !lanes.contains { lane in
             guard lane.wakesInFlight == 0, !lane.offline.isProbing else { return true }

@@ -111,7 +111,7 @@ extension PipelineStateMachine {
         guard lifecycle == .running, !cancelled else { return exit(worker, into: &actions) }
         if doomedWorkers > 0, workers[worker]?.doomed == true { return exit(worker, into: &actions) }
         if lanes[l].workers > lanes[l].bunchSize { return exit(worker, into: &actions) }
-        guard suspensionCount == 0, lanes[l].suspensionCount == 0 else { return .park }
+        guard suspensionCount == 0, lanes[l].suspensionCount == 0, storeFailure == nil else { return .park }
         if lanes[l].offline.dueProbes > 0, let probe = lanes[l].offline.takeDueProbe(for: worker) {
             return .probe(probe.executor, graph[probe.slot].record.operation, destination: probe.destination)
         }

@@ -98,6 +98,8 @@ struct PipelineStateMachine: Sendable {
     var lifecycle = Lifecycle.idle
     var graceExpired = false
     var suspensionCount = 0
+    /// The failure of a write to the store, after which nothing more starts: what runs could not be recorded.
+    var storeFailure: RelayError?
     var runningTotal = 0
     var timers = Timers()
     var workers: [UInt64: WorkerState] = [:]

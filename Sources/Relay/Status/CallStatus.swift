@@ -52,6 +52,9 @@ public struct CallStatus: Sendable, Hashable {
         case offline(String)
         /// Its sequence or the whole DataPoint is suspended.
         case suspended
+        /// The store failed a write, so nothing more starts in this DataPoint: what runs could not be recorded. Open
+        /// the store again once it is mended. The reason says what failed.
+        case storeFailed(String)
         /// It is ready and starts when its sequence has a free slot and the DataPoint runs.
         case ready
     }
@@ -108,6 +111,7 @@ extension CallStatus.Waiting: CustomStringConvertible {
         case .earlierCommit: "waiting for an earlier commit"
         case .offline(let reason): "offline: \(reason)"
         case .suspended: "suspended"
+        case .storeFailed(let reason): "the store failed, nothing more starts: \(reason)"
         case .ready: "ready"
         }
     }

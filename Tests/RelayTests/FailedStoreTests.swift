@@ -1,0 +1,37 @@
+import Foundation
+import Relay
+import RelayTesting
+import Synchronization
+import Testing
+
+/// Counts an executor's runs.
+private final class Runs: Sendable {
+    let count = Mutex(0)
+}
+
+/// A store that fails a write: what the write carried never happens, and nothing more starts on a store that can no
+/// longer record it.
+@Suite("S16 a store that fails", .timeLimit(.minutes(1)))
+struct FailedStoreTests {
+    @Test("S16/S20: an operation whose enqueue failed to be written never runs; its status says the store failed")
+    func failedEnqueueNeverRuns() async throws {
+        let storage = GatedStorage()
+        let runs = Runs()
+        try await DataPoint.with(storage: storage) { point in
+            point.register(
+                ClosureExecutor { _, _ in
+                    runs.count.withLock { $0 += 1 }
+                    return .completed(Data())
+                }, for: "work")
+            storage.failWrites(with: RelayError(.storageFailure, "the disk is gone"))
+            let operation = CallOperation(kind: "work")
+            let error = await #expect(throws: RelayError.self) { try await point.enqueue(operation) }
+            #expect(error?.code == .storageFailure)
+            try await point.idle()
+            #expect(runs.count.withLock { $0 } == 0)
+            let state = point.status(of: operation.id)?.state
+            #expect(state == .pending(.storeFailed("the disk is gone")), "\(String(describing: state))")
+            #expect(state.map { "\($0)" } == "pending (the store failed, nothing more starts: the disk is gone)")
+        }
+    }
+}
