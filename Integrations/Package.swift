@@ -25,10 +25,21 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The process that the crash tests start and kill with SIGKILL.
+        .executableTarget(
+            name: "RelayPostgresWorker",
+            dependencies: [
+                "RelayPostgres",
+                .product(name: "Relay", package: "Relay"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/RelayPostgresWorker"
+        ),
         .testTarget(
             name: "RelayPostgresTests",
             dependencies: [
                 "RelayPostgres",
+                "RelayPostgresWorker",
                 .product(name: "RelayTesting", package: "Relay"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

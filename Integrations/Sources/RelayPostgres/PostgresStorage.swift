@@ -45,7 +45,7 @@ public final class PostgresStorage: Storage {
     private let commits = Mutex(PostgresCommitState<Waiter>())
 
     /// The key of the advisory lock that the store's connection holds while it is open: "relay.st" in ASCII.
-    static let ownerKey: Int64 = 0x7265_6c61_792e_7374
+    public static let ownerKey: Int64 = 0x7265_6c61_792e_7374
 
     /// A store in the database that `configuration` names.
     ///
