@@ -41,7 +41,7 @@ extension CallOperation {
         persistentUserInfo: [String: String] = [:]
     ) throws(RelayError) -> CallOperation {
         try call.validate()
-        return CallOperation(
+        let operation = CallOperation(
             id: id,
             kind: .http,
             sequenceName: sequenceName ?? call.defaultSequence,
@@ -52,6 +52,17 @@ extension CallOperation {
             retryPolicy: retryPolicy,
             idempotencyKey: idempotencyKey
         )
+        operation.keepDecoded(call)
+        return operation
+    }
+}
+
+/// An HTTP operation's call as its attempts read it, kept beside the payload it was decoded from.
+final class DecodedHTTPCall: Sendable {
+    let call: HTTPCall
+
+    init(_ call: HTTPCall) {
+        self.call = call
     }
 }
 
@@ -73,6 +84,8 @@ extension CallOperation {
             guard operation.kind == .http else { return operation }
             var marked = operation
             marked.payload = HTTPCall.requiringAuthorizer(operation.payload)
+            // The mark changes how the call is sent, never the call.
+            if let call = try? operation.decodedHTTPCall() { marked.keepDecoded(call) }
             return marked
         }
     }

@@ -66,7 +66,7 @@ public struct HTTPExecutor: CallExecutor {
     public func execute(_ operation: CallOperation, context: CallContext) async throws -> CallOutcome {
         let call: HTTPCall
         do {
-            call = try HTTPCall(payload: operation.payload)
+            call = try operation.decodedHTTPCall()
         } catch {
             return .failed(reason: error.message)
         }
@@ -99,7 +99,13 @@ public struct HTTPExecutor: CallExecutor {
                 }
                 let elapsed = measured.ended - measured.started
                 let (judged, answer) = finish(request, response, call: call, context: context, elapsed: elapsed)
-                context.report(measured.report(response: answer, error: judged.failureReason))
+                let report = measured.report(response: answer, error: judged.failureReason)
+                if judged.isCompletion {
+                    // The response travels once: in the outcome.
+                    context.report(.answeredInResult(status: response.status, report))
+                } else {
+                    context.report(report)
+                }
                 return judged
             }
             context.report(measured.report(response: nil, error: outcome.failureReason))
@@ -112,7 +118,7 @@ public struct HTTPExecutor: CallExecutor {
     /// - Parameter operation: The operation that found its host unreachable.
     /// - Returns: Whether the host answered.
     public func probe(_ operation: CallOperation) async -> Bool {
-        guard let call = try? HTTPCall(payload: operation.payload),
+        guard let call = try? operation.decodedHTTPCall(),
             let root = URL(string: "/", relativeTo: call.url)?.absoluteURL
         else { return true }
         let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
@@ -235,6 +241,11 @@ public struct HTTPExecutor: CallExecutor {
 }
 
 extension CallOutcome {
+    /// Whether it completes the operation with a result.
+    var isCompletion: Bool {
+        if case .completed = self { true } else { false }
+    }
+
     /// Why the attempt did not complete, if it did not.
     var failureReason: String? {
         switch self {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A serializable, reusable unit of work: usually an HTTP call, or any kind you register an executor for.
 ///
@@ -104,9 +105,13 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         var explicitIdempotencyKey: String?
     }
 
-    /// Immutable, so that sharing it is safe; a change replaces it.
+    /// Immutable but for the memo of its decoded call, set at most once, so that sharing it is safe; a change
+    /// replaces it.
     private final class Storage: Sendable {
         let fields: Fields
+        /// An HTTP operation's call, decoded once for every attempt and copy of the operation rather than once per
+        /// attempt; memory only, never part of equality or of the stored form.
+        let decodedCall = AtomicLazyReference<DecodedHTTPCall>()
 
         init(_ fields: Fields) {
             self.fields = fields
@@ -117,6 +122,23 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         var fields = storage.fields
         body(&fields)
         storage = Storage(fields)
+    }
+
+    /// The HTTP call in the payload, decoded on the first request and kept with the operation.
+    ///
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when the payload is not an HTTP call.
+    func decodedHTTPCall() throws(RelayError) -> HTTPCall {
+        if let decoded = storage.decodedCall.load() { return decoded.call }
+        let call = try HTTPCall(payload: payload)
+        return storage.decodedCall.storeIfNil(DecodedHTTPCall(call)).call
+    }
+
+    /// Whether the payload's HTTP call has been decoded, or was kept when the operation was made.
+    var hasDecodedHTTPCall: Bool { storage.decodedCall.load() != nil }
+
+    /// Keeps `call` as the operation's decoded call: the call its payload was just encoded from.
+    func keepDecoded(_ call: HTTPCall) {
+        _ = storage.decodedCall.storeIfNil(DecodedHTTPCall(call))
     }
 
     /// Creates an operation.

@@ -131,7 +131,7 @@ extension CallOperation {
     /// Where the operation's calls go, as offline tracking tells destinations apart: an HTTP call's scheme, host and
     /// port, and for other kinds the kind.
     var destination: String {
-        guard kind == .http, let call = try? HTTPCall(payload: payload) else { return kind.rawValue }
+        guard kind == .http, let call = try? decodedHTTPCall() else { return kind.rawValue }
         return call.url.origin
     }
 }

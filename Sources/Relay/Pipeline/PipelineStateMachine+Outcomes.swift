@@ -21,13 +21,15 @@ extension PipelineStateMachine {
         switch end {
         case .outcome(let outcome):
             apply(outcome, to: slot, lane: l, now: now, into: &actions)
-        case .reported(let outcome, let report):
+        case .reported(let outcome, var report):
+            report.attachResult(of: outcome)
             reports[slot] = AttemptFigures(report)
             publish(
                 .attemptEnded(report), operation: graph[slot].record.operation.id, sequence: lanes[l].name, now: now,
                 into: &actions)
-            apply(outcome, to: slot, lane: l, response: report.response, now: now, into: &actions)
-        case .staged(let outcome, let report, let changes):
+            apply(outcome, to: slot, lane: l, response: report.carriedResponse, now: now, into: &actions)
+        case .staged(let outcome, var report, let changes):
+            report?.attachResult(of: outcome)
             if let report {
                 reports[slot] = AttemptFigures(report)
                 publish(
@@ -35,7 +37,9 @@ extension PipelineStateMachine {
                     now: now, into: &actions)
             }
             let checked = checkStagedChanges(changes, of: outcome)
-            apply(checked, to: slot, lane: l, response: report?.response, now: now, into: &actions)
+            // A completion that its staged changes turn into a failure keeps its response.
+            let response = checked.isCompletion ? report?.carriedResponse : report?.response
+            apply(checked, to: slot, lane: l, response: response, now: now, into: &actions)
             commitStagedChanges(changes, of: slot, now: now, into: &actions)
         case .error(let reason):
             retryOrFail(slot, reason: reason, requestedDelay: nil, now: now, into: &actions)
