@@ -17,9 +17,10 @@ private final class MediumStorage: Storage {
     struct Writer: GroupCommitWriter {
         let medium: Medium
 
-        func write(_ batch: [[Data]]) throws {
+        func write(_ batch: [[Data]]) throws -> GroupCommitWrite {
             medium.frames.withLock { $0 += batch }
             medium.writes.withLock { $0 += 1 }
+            return .durable
         }
     }
 

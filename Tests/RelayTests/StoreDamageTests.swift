@@ -158,8 +158,8 @@ struct StoreDamageTests {
                 try await group.waitForAll()
             }
             let bytes = try Data(contentsOf: source.journal)
-            let last = frameOffsets(in: bytes).last
-            for cut in last..<bytes.count {
+            let frames = frameOffsets(in: bytes)
+            for cut in frames.last..<frames.end {
                 try await withTemporaryFolder { folder in
                     try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
                     try bytes.prefix(cut).write(to: folder.journal)

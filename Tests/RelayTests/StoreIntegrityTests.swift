@@ -5,7 +5,8 @@ import Testing
 
 @Suite("S17 store integrity", .timeLimit(.minutes(2)))
 struct StoreIntegrityTests {
-    /// A folder whose journal holds a few records after a simulated crash; returns where its last record starts.
+    /// A folder whose journal holds a few records after a simulated crash; returns its frames, without the zeros
+    /// written ahead of them (as a journal of an earlier version ends), and where its last record starts.
     private func journalAfterCrash(in folder: TemporaryFolder) async throws -> (bytes: Data, lastRecord: Int) {
         let point = try await DataPoint(storage: .file(at: folder.url))
         point.registerBasics()
@@ -20,8 +21,8 @@ struct StoreIntegrityTests {
         }
         let bytes = try Data(contentsOf: folder.journal)
         let frames = frameOffsets(in: bytes)
-        #expect(frames.end == bytes.count)
-        return (bytes, frames.last)
+        #expect(endsInZeros(bytes, after: frames.end))
+        return (bytes.prefix(frames.end), frames.last)
     }
 
     @Test("S17: a journal torn at every byte offset of its last record is truncated there and reported")
@@ -170,15 +171,21 @@ struct StoreIntegrityTests {
 /// The size of a store file's header in the current format: magic, version, generation and the header's CRC-32.
 let journalHeaderSize = 20
 
-/// Where a journal's last frame starts, and where its frames end.
+/// Where a journal's last frame starts, and where its frames end: at the zeros the journal is filled with ahead of its
+/// writes, or at the end of the file.
 func frameOffsets(in journal: Data) -> (last: Int, end: Int) {
     var offset = journalHeaderSize
     var last = offset
-    while offset < journal.count {
+    while offset + 12 <= journal.count, journal.littleEndianInteger(at: offset, bytes: 12) != 0 {
         last = offset
         offset += 12 + journal.littleEndianInteger(at: offset, bytes: 4)
     }
     return (last, offset)
+}
+
+/// Whether the journal holds nothing but zeros after its frames.
+func endsInZeros(_ journal: Data, after frames: Int) -> Bool {
+    journal[(journal.startIndex + frames)...].allSatisfy { $0 == 0 }
 }
 
 /// CRC-32 a bit at a time, straight from its definition, to check the store's table-driven one against.

@@ -2,19 +2,64 @@ import Dispatch
 import Synchronization
 
 /// The log a ``GroupCommit`` writes to: a store's journal, a table, a remote log.
+///
+/// A write may leave its batch to be made durable by a sync, which then runs beside the next batch's write; a
+/// writer whose writes are durable when they return needs neither ``sync()`` nor ``performMaintenance()``.
 public protocol GroupCommitWriter<Batch>: Sendable {
     /// What transitions are gathered into between two writes, such as encoded bytes.
     associatedtype Batch: Sendable
 
-    /// Writes a batch after every earlier one and makes it durable under the store's policy.
+    /// Writes a batch after every earlier one.
     ///
     /// ``GroupCommit`` calls it on a serial dispatch queue of its own, one batch at a time and outside any lock, never
-    /// on the tasks that wait; it may block on I/O, and may do other work that needs the log to itself, such as
-    /// compaction, before it returns.
+    /// on the tasks that wait; it may block on I/O.
     ///
     /// - Parameter batch: Every transition appended since the last write, oldest first.
-    /// - Throws: Any error, when the batch could not be made durable; every wait fails with it from then on.
-    func write(_ batch: Batch) throws
+    /// - Returns: What the batch still needs: a sync to be durable, maintenance once it is.
+    /// - Throws: Any error, when the batch could not be written; every wait fails with it from then on.
+    func write(_ batch: Batch) throws -> GroupCommitWrite
+
+    /// Makes every batch written before the call durable.
+    ///
+    /// It runs on a second queue while the next batch is written, and at most one runs at a time.
+    ///
+    /// - Throws: Any error, when the log could not be made durable; every wait fails with it from then on.
+    func sync() throws
+
+    /// Work that needs the log to itself, such as compaction; it runs after the batch that asked for it is durable,
+    /// with no sync or write in flight.
+    ///
+    /// - Throws: Any error, which fails every wait from then on.
+    func performMaintenance() throws
+}
+
+extension GroupCommitWriter {
+    /// Nothing to sync: each write is durable when it returns.
+    public func sync() throws {}
+
+    /// No maintenance.
+    public func performMaintenance() throws {}
+}
+
+/// What a written batch still needs before ``GroupCommit`` acknowledges it.
+public struct GroupCommitWrite: Sendable, Hashable {
+    /// Whether it is durable only once ``GroupCommitWriter/sync()`` has run.
+    public var needsSync: Bool
+    /// Whether ``GroupCommitWriter/performMaintenance()`` should run once it is durable.
+    public var needsMaintenance: Bool
+
+    /// Creates a description of a write.
+    ///
+    /// - Parameters:
+    ///   - needsSync: Whether it is durable only once synced.
+    ///   - needsMaintenance: Whether maintenance should follow it.
+    public init(needsSync: Bool = false, needsMaintenance: Bool = false) {
+        self.needsSync = needsSync
+        self.needsMaintenance = needsMaintenance
+    }
+
+    /// A batch that is durable as written.
+    public static let durable = GroupCommitWrite()
 }
 
 /// Group commit for a store that appends transitions to a log: one write at a time, each taking everything appended
@@ -24,8 +69,9 @@ public protocol GroupCommitWriter<Batch>: Sendable {
 /// ``Storage/waitUntilDurable(_:)``; the writer does the I/O. The first wait starts a drain on the group commit's
 /// queue, which writes batch after batch while transitions wait, and resumes each waiter as soon as its transitions
 /// are durable. The next write starts as the previous one ends, on the same thread, so the tasks resumed by one write
-/// fill the next while it is in flight. Under load, one write and one sync cover many transitions, so a store's
-/// throughput is bound by its writes per second, not its transitions per second.
+/// fill the next while it is in flight; and a batch that needs a sync is synced on a second queue while the next batch
+/// is written, so a write and a sync overlap. Under load, one write and one sync cover many transitions, so a store's
+/// throughput is bound by its syncs per second, not its transitions per second.
 ///
 /// A store whose writer's batch is a list of frames, each the encoded records of one call to ``Storage/append(_:)``,
 /// holds a `GroupCommit` as `commits`, and its two writing calls are:
@@ -45,6 +91,8 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     private let state: Mutex<GroupCommitState<Writer.Batch, Waiter>>
     // Writes and exclusive work run here, one at a time, off the cooperative thread pool.
     private let queue = DispatchQueue(label: "Relay.GroupCommit")
+    // Syncs run here, beside the next write.
+    private let syncQueue = DispatchQueue(label: "Relay.GroupCommit.sync")
 
     /// Creates a group commit that writes with `writer`.
     ///
@@ -132,20 +180,94 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
 
     // MARK: - The drain
 
-    /// Writes batch after batch on the queue while transitions wait, resuming waiters after each write.
+    /// Writes batch after batch on the queue while transitions wait, resuming waiters once their batch is durable.
+    ///
+    /// A batch that needs a sync is synced on the second queue while the next batch is written; the drain waits for
+    /// that sync before it acknowledges anything later, so acknowledgements stay in order.
     private func drain() {
+        var syncing: SyncInFlight?
         while let round = state.withLock({ $0.nextRound() }) {
+            let written: GroupCommitWrite
             do {
-                try writer.write(round.batch)
+                written = try writer.write(round.batch)
             } catch {
+                settle(syncing)
+                syncing = nil
                 // The next round sees the failure and ends the drain.
                 fail(error)
                 continue
             }
-            let done = state.withLock { $0.wrote(through: round.target) }
-            for waiter in done { waiter.resume() }
+            let previous = syncing
+            syncing = nil
+            guard finish(previous) else { continue }
+            if written.needsMaintenance {
+                previous.map { acknowledge(through: $0.target) }
+                do {
+                    if written.needsSync { try writer.sync() }
+                    acknowledge(through: round.target)
+                    try writer.performMaintenance()
+                } catch {
+                    fail(error)
+                }
+            } else if written.needsSync {
+                // The next sync starts before the previous one's waiters are resumed, so the disk waits for no one.
+                syncing = startSync(through: round.target)
+                previous.map { acknowledge(through: $0.target) }
+            } else {
+                previous.map { acknowledge(through: $0.target) }
+                acknowledge(through: round.target)
+            }
         }
+        settle(syncing)
         endWork()
+    }
+
+    /// A sync running on the second queue, and how it ended once it has.
+    private final class SyncInFlight: Sendable {
+        let target: UInt64
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+
+        init(target: UInt64) {
+            self.target = target
+        }
+    }
+
+    private func startSync(through target: UInt64) -> SyncInFlight {
+        let sync = SyncInFlight(target: target)
+        syncQueue.async { [writer] in
+            do {
+                try writer.sync()
+            } catch {
+                sync.failure.withLock { $0 = error }
+            }
+            sync.done.signal()
+        }
+        return sync
+    }
+
+    /// Waits for the sync in flight, if any, and acknowledges what it made durable; `false` when it failed.
+    @discardableResult
+    private func settle(_ sync: SyncInFlight?) -> Bool {
+        guard finish(sync) else { return false }
+        sync.map { acknowledge(through: $0.target) }
+        return true
+    }
+
+    /// Waits for the sync in flight, if any; `false`, with the log failed, when it failed.
+    private func finish(_ sync: SyncInFlight?) -> Bool {
+        guard let sync else { return true }
+        sync.done.wait()
+        if let error = sync.failure.withLock({ $0 }) {
+            fail(error)
+            return false
+        }
+        return true
+    }
+
+    private func acknowledge(through target: UInt64) {
+        let done = state.withLock { $0.wrote(through: target) }
+        for waiter in done { waiter.resume() }
     }
 
     private func endWork() {
@@ -157,115 +279,5 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         let failure = error as? RelayError ?? RelayError(.storageFailure, "the store failed: \(error)")
         let waiters = state.withLock { $0.fail(failure) }
         for waiter in waiters { waiter.resume(throwing: failure) }
-    }
-}
-
-/// The state of a ``GroupCommit``: the batch being gathered, how far the log is durable, and who waits for what.
-///
-/// Each event returns what the caller must do once the lock is let go: resume continuations, start a drain, or run
-/// the closing work.
-struct GroupCommitState<Batch: Sendable, Waiter: Sendable>: Sendable {
-    enum WaitAction {
-        case resume(Result<Void, RelayError>)
-        case startDrain
-        case none
-    }
-
-    private let empty: Batch
-    private var batch: Batch
-    private var isOpen = true
-    private(set) var appended: UInt64 = 0
-    private var durable: UInt64 = 0
-    /// Whether a drain is queued or running.
-    private var draining = false
-    /// Drains and exclusive work queued or running.
-    private var work = 0
-    private var waiters: [(position: UInt64, waiter: Waiter)] = []
-    private(set) var failure: RelayError?
-    /// What to run once no work is queued or running, after ``close(failure:whenIdle:)``.
-    private var whenIdle: (@Sendable () -> Void)?
-
-    init(empty: Batch) {
-        self.empty = empty
-        batch = empty
-    }
-
-    mutating func append(transitions: Int, _ add: (inout Batch) -> Void) -> UInt64 {
-        guard isOpen else { return appended }
-        add(&batch)
-        appended += UInt64(transitions)
-        return appended
-    }
-
-    /// How a wait for `position` ends without waiting, if it does.
-    func settled(_ position: UInt64) -> Result<Void, RelayError>? {
-        if durable >= position { return .success(()) }
-        if let failure { return .failure(failure) }
-        return nil
-    }
-
-    mutating func wait(for position: UInt64, _ waiter: Waiter) -> WaitAction {
-        if let settled = settled(position) { return .resume(settled) }
-        waiters.append((position, waiter))
-        guard !draining else { return .none }
-        draining = true
-        work += 1
-        return .startDrain
-    }
-
-    /// The next batch to write and the position it makes durable; `nil` ends the drain.
-    mutating func nextRound() -> (batch: Batch, target: UInt64)? {
-        guard isOpen, failure == nil, appended > durable else {
-            draining = false
-            return nil
-        }
-        defer { batch = empty }
-        return (batch, appended)
-    }
-
-    /// Marks the log durable through `target` and returns the waiters that are done.
-    mutating func wrote(through target: UInt64) -> [Waiter] {
-        durable = max(durable, target)
-        var done: [Waiter] = []
-        waiters.removeAll { waiter in
-            guard waiter.position <= durable else { return false }
-            done.append(waiter.waiter)
-            return true
-        }
-        return done
-    }
-
-    mutating func beginWork() {
-        work += 1
-    }
-
-    /// Ends a drain or exclusive work; returns the closing work to run now, if the log is closed and idle.
-    mutating func endWork() -> (@Sendable () -> Void)? {
-        work -= 1
-        return takeClosingWork()
-    }
-
-    /// Fails the log; returns the waiters to fail.
-    mutating func fail(_ failure: RelayError) -> [Waiter] {
-        self.failure = self.failure ?? failure
-        defer { waiters = [] }
-        return waiters.map(\.waiter)
-    }
-
-    /// Closes the log; returns the waiters to fail, and the closing work to run now if no work is queued or running.
-    mutating func close(
-        failure: RelayError, whenIdle: @escaping @Sendable () -> Void
-    ) -> (waiters: [Waiter], closing: (@Sendable () -> Void)?) {
-        isOpen = false
-        batch = empty
-        self.whenIdle = whenIdle
-        let waiters = fail(failure)
-        return (waiters, takeClosingWork())
-    }
-
-    private mutating func takeClosingWork() -> (@Sendable () -> Void)? {
-        guard !isOpen, work == 0 else { return nil }
-        defer { whenIdle = nil }
-        return whenIdle
     }
 }

@@ -16,7 +16,8 @@ struct HTTPShortWayTests {
         server.setDefault("/orders", .status(201))
         let call = HTTPCall(method: .post, url: server.url("/orders"), body: .data(Data("order".utf8)))
         // Made from its payload, as a reopened store makes it: nothing is decoded yet.
-        let operation = CallOperation(kind: .http, payload: call.payload, retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))
+        let operation = CallOperation(
+            kind: .http, payload: call.payload, retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))
         #expect(!operation.hasDecodedHTTPCall)
         try await withManualPoint { point, _ in
             let handle = try await point.enqueue(operation)
@@ -38,7 +39,8 @@ struct HTTPShortWayTests {
         server.script("/orders", [.json(#"{"error":"busy"}"#, status: 503)])
         server.setDefault("/orders", .json(#"{"id":7}"#, status: 201))
         let operation = try CallOperation.http(
-            HTTPCall(method: .post, url: server.url("/orders")), retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))
+            HTTPCall(method: .post, url: server.url("/orders")),
+            retryPolicy: RetryPolicy(initialDelay: .zero, jitter: .none))
         try await withManualPoint { point, _ in
             try await point.suspend(reason: "subscribe first")
             let handle = try await point.enqueue(operation)

@@ -77,6 +77,21 @@ struct GroupCommitStateTests {
         #expect(failure.code == .storageFailure)
     }
 
+    @Test("S16: the next round is taken while the last one waits for its sync, and each sync resumes its own waiters")
+    func roundTakenBesideASync() {
+        var state = State(empty: [])
+        _ = state.wait(for: state.append(transitions: 1) { $0.append("a") }, 1)
+        #expect(state.nextRound()?.target == 1)
+        // Written and syncing: what arrives meanwhile is the next round, taken before the sync ends.
+        _ = state.wait(for: state.append(transitions: 2) { $0 += ["b", "c"] }, 2)
+        let next = state.nextRound()
+        #expect(next?.batch == ["b", "c"])
+        #expect(next?.target == 3)
+        #expect(state.nextRound() == nil, "nothing is written twice")
+        #expect(state.wrote(through: 1) == [1])
+        #expect(state.wrote(through: 3) == [2])
+    }
+
     @Test("S16: closing fails the waiters, and runs the closing work once no work is queued or running")
     func closingWaitsForIdle() {
         var state = State(empty: [])

@@ -9,7 +9,11 @@ extension FileStorage {
         var generation: UInt64
         /// Whether the journal holds transitions the snapshot lacks, and must be kept.
         var journalIsLive: Bool
+        /// Whether the live journal ends in a torn or damaged transition, which opening cuts.
+        var tornTail: Bool
+        /// The journal's length: its frames, anything torn after them, and the zeros it is filled with ahead.
         var journalLength: Int
+        /// Where its valid frames end.
         var validLength: Int
         var duplicateTerminals: Int
         /// Whether a file was written by an earlier format version, and the store must be rewritten in this one.
@@ -52,7 +56,7 @@ extension FileStorage {
             versions.append(sealed.header.version)
             if sealed.isLive {
                 // A sealed journal was synced whole before it was set aside: a short one is damage.
-                guard sealed.validLength == sealed.length else {
+                guard sealed.validLength == sealed.writtenEnd else {
                     throw RelayError(.corruptStore, "the sealed journal is cut short", offset: sealed.validLength)
                 }
                 folded = sealed.header.generation
@@ -61,6 +65,7 @@ extension FileStorage {
         }
 
         var journalIsLive = false
+        var tornTail = false
         var journalLength = 0
         var validLength = 0
         if scope == .everything, POSIXFile.exists(paths.journal) {
@@ -73,9 +78,10 @@ extension FileStorage {
                 journalIsLive = true
                 folded = journal.header.generation
                 report.recordsReplayed += journal.records
-                if validLength < journalLength {
+                if journal.writtenEnd > journal.validLength {
+                    tornTail = true
                     report.tornTailOffset = validLength
-                    report.truncatedBytes = journalLength - validLength
+                    report.truncatedBytes = journal.writtenEnd - validLength
                     report.tailWasDamaged = journal.damagedTail
                 }
             }
@@ -92,6 +98,7 @@ extension FileStorage {
             state: state,
             generation: folded,
             journalIsLive: journalIsLive,
+            tornTail: tornTail,
             journalLength: journalLength,
             validLength: validLength,
             duplicateTerminals: duplicateTerminals,
@@ -105,6 +112,7 @@ extension FileStorage {
         var isLive: Bool
         var length: Int
         var validLength: Int
+        var writtenEnd: Int
         var records: Int
         var damagedTail = false
     }
@@ -121,7 +129,9 @@ extension FileStorage {
         let header = try data.withUnsafeBytes { (bytes) throws in
             try StoreFormat.readHeader(bytes, magic: StoreFormat.journalMagic, file: file)
         }
-        var replayed = Replayed(header: header, isLive: false, length: data.count, validLength: data.count, records: 0)
+        var replayed = Replayed(
+            header: header, isLive: false, length: data.count, validLength: data.count, writtenEnd: data.count,
+            records: 0)
         switch header.generation {
         case folded + 1:
             replayed.isLive = true
@@ -139,6 +149,7 @@ extension FileStorage {
             }
         }
         replayed.validLength = walked.validLength
+        replayed.writtenEnd = walked.writtenEnd
         replayed.records = walked.records
         replayed.damagedTail = walked.damagedTail
         return replayed

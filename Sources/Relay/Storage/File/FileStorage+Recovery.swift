@@ -16,14 +16,17 @@ extension FileStorage {
         var journal: Int32
         var generation: UInt64
         var journalSize: Int
+        /// The journal file's length: its frames and the zeros after them.
+        var journalLength: Int
     }
 
     /// Folds the files, truncates a torn tail, rewrites a store of an earlier format version in this one, and opens
-    /// the journal for appending.
+    /// the journal for writing after its frames.
     static func recover(_ paths: Paths, retention: RetentionPolicy, lock: Int32) throws -> Opened {
         let folded = try fold(paths, retention: retention)
         var generation = folded.generation
         var journalSize = folded.validLength
+        var journalLength = folded.journalLength
         let keepsJournal = folded.journalIsLive && !folded.isOutdated && !folded.hasSealed
         if folded.isOutdated || folded.hasSealed {
             // Fold everything into a snapshot of this version, as a compaction would, and start a journal after it.
@@ -41,13 +44,17 @@ extension FileStorage {
                 folder: paths.folder
             )
             journalSize = StoreFormat.headerSize
+            journalLength = StoreFormat.headerSize
         }
         if folded.hasSealed {
             try POSIXFile.remove(paths.sealed)
             try POSIXFile.syncFolder(paths.folder)
         }
-        let journal = try POSIXFile.open(paths.journal, O_WRONLY | O_APPEND)
-        if keepsJournal, folded.validLength < folded.journalLength {
+        // Written at the frames' end, over the zeros the journal is filled with ahead of its writes.
+        let journal = try POSIXFile.open(paths.journal, O_WRONLY)
+        if keepsJournal, folded.tornTail {
+            // Cut, so that later frames never sit beside what is left of a torn one.
+            journalLength = folded.validLength
             do {
                 try POSIXFile.truncate(journal, to: folded.validLength, path: paths.journal)
                 try POSIXFile.sync(journal, path: paths.journal)
@@ -61,7 +68,8 @@ extension FileStorage {
             lock: lock,
             journal: journal,
             generation: generation,
-            journalSize: journalSize
+            journalSize: journalSize,
+            journalLength: journalLength
         )
     }
 

@@ -57,7 +57,7 @@ public final class FileStorage: Storage {
         self.folder = folder
         self.options = options
         journal = Journal(paths: Paths(folder: folder.path), options: options, clock: ClockSource(clock))
-        commits = GroupCommit(writer: journal, empty: ByteWriter())
+        commits = GroupCommit(writer: journal, empty: [])
     }
 
     /// How many times the journal was synced since the store opened; group commit keeps it well below the number of
@@ -122,8 +122,8 @@ public final class FileStorage: Storage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last record.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        // One frame per transition: a torn tail keeps all of it or none of it.
-        commits.append(transitions: records.count) { StoreFormat.appendFrame(records, to: &$0) }
+        // Encoded by the journal as it writes, outside the pipeline's lock.
+        commits.append(transitions: records.count) { $0.append(records) }
     }
 
     /// Returns once the records up to `ticket` are written and, under ``FsyncPolicy/always``, synced.

@@ -42,8 +42,45 @@ enum POSIXFile {
         }
     }
 
+    /// Writes all of `bytes` at `offset`, whatever the file's position.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws(RelayError)
+    {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw failure("write", path)
+            }
+            done += written
+        }
+    }
+
+    /// Writes zeros from `start` to `end`.
+    static func writeZeros(_ fd: Int32, from start: Int, to end: Int, path: String) throws(RelayError) {
+        let zeros = [UInt8](repeating: 0, count: end - start)
+        let failure = zeros.withUnsafeBytes { buffer -> RelayError? in
+            do throws(RelayError) {
+                try writeAll(fd, buffer, at: start, path: path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
     static func sync(_ fd: Int32, path: String) throws(RelayError) {
         if fsync(fd) != 0 { throw failure("sync", path) }
+    }
+
+    /// Syncs the file's data, and of its metadata only what reading the data back needs, such as a grown length.
+    static func syncData(_ fd: Int32, path: String) throws(RelayError) {
+        #if os(Linux)
+            if fdatasync(fd) != 0 { throw failure("sync", path) }
+        #else
+            try sync(fd, path: path)
+        #endif
     }
 
     static func syncFolder(_ path: String) throws(RelayError) {

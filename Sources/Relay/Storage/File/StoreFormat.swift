@@ -53,8 +53,8 @@ enum StoreFormat {
 
     /// Appends one frame holding every record of one transition.
     ///
-    /// The payload is encoded in place after a reserved frame header, which is filled in afterwards: appends run
-    /// under the pipeline's lock, so they copy nothing twice.
+    /// The payload is encoded in place after a reserved frame header, which is filled in afterwards, so nothing is
+    /// copied twice.
     static func appendFrame(_ records: [StorageRecord], to writer: inout ByteWriter) {
         let start = writer.bytes.count
         writer.bytes.append(contentsOf: repeatElement(0, count: frameHeaderSize))
@@ -142,38 +142,49 @@ enum StoreFormat {
     /// Walks a journal's frames after its header, and hands each frame's records to `apply` once the whole frame
     /// decodes.
     ///
-    /// Returns where the valid frames end: the file's length, or the start of a torn or damaged last frame. A damaged
-    /// frame that is followed by more data is corruption, never a torn tail. A last frame whose bytes are all there
-    /// but whose checksum fails is damage too, not a write cut short (`damagedTail`), unless it ends in a run of zeros
-    /// from a 512-byte boundary on: what a power loss leaves in blocks that were never written.
+    /// Returns where the valid frames end, and where what was written ends (see ``writtenEnd(_:from:)``): the same
+    /// place for a journal that ends cleanly, its frames followed by nothing or by the zeros a journal is filled with
+    /// ahead of its writes; further on for a torn or damaged last frame. A damaged frame that is followed by more
+    /// written data is corruption, never a torn tail. A last frame whose bytes are all there but whose checksum fails
+    /// is damage too, not a write cut short (`damagedTail`), unless it ends in a run of zeros from a 512-byte boundary
+    /// on: what a power loss leaves in blocks that were never written.
     static func readJournal(
         _ bytes: UnsafeRawBufferPointer,
         header: Header,
         file: String,
         _ apply: ([StorageRecord]) -> Void
-    ) throws(RelayError) -> (validLength: Int, records: Int, damagedTail: Bool) {
+    ) throws(RelayError) -> (validLength: Int, writtenEnd: Int, records: Int, damagedTail: Bool) {
         var offset = header.size
         var records = 0
-        while offset < bytes.count {
-            let rest = bytes.count - offset
-            guard rest >= frameHeaderSize else { return (offset, records, false) }
+        let written = writtenEnd(bytes, from: header.size)
+        while offset < written {
+            let rest = written - offset
+            guard rest >= frameHeaderSize else { return (offset, written, records, false) }
             var reader = ByteReader(bytes, offset: offset)
             // Twelve bytes remain, so these reads succeed.
             let length = (try? reader.fixed32()) ?? 0
             let complement = (try? reader.fixed32()) ?? 0
             let checksum = (try? reader.fixed32()) ?? 0
             guard length == ~complement else {
-                // A write cut short leaves missing bytes, or zeros after a power loss, never wrong ones.
-                if bytes[offset...].allSatisfy({ $0 == 0 }) { return (offset, records, false) }
+                // A write cut short leaves missing bytes, or zeros after a power loss, never wrong ones: a header
+                // cut short, or zeros to the end.
+                if rest <= frameHeaderSize || bytes[offset..<written].allSatisfy({ $0 == 0 }) {
+                    return (offset, written, records, false)
+                }
                 throw corrupt(file, at: offset, "a record's length is damaged")
             }
-            guard Int(length) <= rest - frameHeaderSize else { return (offset, records, false) }
+            guard Int(length) <= bytes.count - offset - frameHeaderSize else {
+                return (offset, written, records, false)
+            }
             let payload = UnsafeRawBufferPointer(
                 rebasing: bytes[offset + frameHeaderSize..<offset + frameHeaderSize + Int(length)]
             )
             let end = offset + frameHeaderSize + Int(length)
             guard CRC32.checksum(payload) == checksum else {
-                if end == bytes.count { return (offset, records, !endsInUnwrittenBlocks(bytes, after: offset)) }
+                if end >= written {
+                    let damaged = !endsInUnwrittenBlocks(UnsafeRawBufferPointer(rebasing: bytes[..<end]), after: offset)
+                    return (offset, max(written, end), records, damaged)
+                }
                 throw corrupt(file, at: offset, "checksum mismatch")
             }
             var payloadReader = ByteReader(payload)
@@ -186,7 +197,18 @@ enum StoreFormat {
             records += frame.count
             offset = end
         }
-        return (offset, records, false)
+        return (offset, max(offset, written), records, false)
+    }
+
+    /// Where the written part of a journal ends.
+    ///
+    /// That is its length, less a run of zeros to the end of at least 512 bytes, which is either the zeros a journal
+    /// is filled with ahead of its writes or blocks a power loss left unwritten. A shorter run is part of what was
+    /// written.
+    static func writtenEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var end = bytes.count
+        while end > start, bytes[end - 1] == 0 { end -= 1 }
+        return bytes.count - end >= 512 ? end : bytes.count
     }
 
     /// Whether the bytes from some 512-byte boundary after `start` to the end are all zeros.
