@@ -7,7 +7,7 @@ import Synchronization
 /// ```swift
 /// let recorder = EventRecorder(point)
 /// try await point.enqueue(operations)
-/// let starts = await recorder.waitFor(3) { if case .started = $0.kind { true } else { false } }
+/// let starts = await recorder.waitFor(3) { $0.kind.isStarted }
 /// ```
 ///
 /// - Important: The recorder keeps every event; it is meant for tests, not for long-running processes.

@@ -22,7 +22,7 @@ struct DroppedNoticeTests {
         ])
         var taken = EventSubscription.Taken()
         #expect(await subscription.nextBatch(into: &taken))
-        guard case .dropped(let dropped) = taken.batches.first?.first?.kind else {
+        guard case .dropped(let dropped) = taken.batches.first?.first?.kind.value else {
             Issue.record("expected the dropped notice first")
             return
         }

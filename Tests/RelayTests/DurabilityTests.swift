@@ -93,13 +93,15 @@ struct DurabilityTests {
                 holdDates.append(until)
                 try await point.hold(held.id, until: until)
                 for await event in events {
-                    if case .retryScheduled = event.kind { break }
+                    if case .retryScheduled = event.kind.value { break }
                 }
             }
             let holdUntil = try #require(holdDates.all.first)
             #expect(reopened.status(of: held.id)?.state == .pending(.held(until: holdUntil)))
             #expect(reopened.status(of: retried.id)?.attempts == 1)
-            guard case .pending(.retry(let at)) = reopened.status(of: retried.id)?.state else {
+            guard case .pending(let waiting) = reopened.status(of: retried.id)?.state,
+                case .retry(let at) = waiting.value
+            else {
                 Issue.record("the retry schedule was lost: \(String(describing: reopened.status(of: retried.id)))")
                 return
             }

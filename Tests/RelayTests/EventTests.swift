@@ -146,7 +146,7 @@ struct EventTests {
             var named = 0
             for await event in stream {
                 if event.kind.isTerminal, let id = event.operationID { remaining.remove(id) }
-                if case .dropped(let dropped) = event.kind {
+                if case .dropped(let dropped) = event.kind.value {
                     #expect(dropped.namesEveryFinished)
                     named += dropped.finished.count
                     remaining.subtract(dropped.finished)
@@ -173,7 +173,7 @@ struct EventTests {
             }
             #expect(kinds.count == 2)
             #expect(kinds.first == .started(attempt: 1))
-            if case .completed(let metrics) = kinds.last {
+            if case .completed(let metrics) = kinds.last?.value {
                 #expect(metrics.attempts == 1)
             } else {
                 Issue.record("expected completion, got \(kinds)")

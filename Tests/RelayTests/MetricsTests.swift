@@ -87,7 +87,7 @@ struct MetricsTests {
             gate.open()
             var finished: CallMetrics?
             for await event in stream {
-                if case .completed(let metrics) = event.kind { finished = metrics }
+                if case .completed(let metrics) = event.kind.value { finished = metrics }
             }
             let metrics = try #require(finished)
             #expect(metrics.enqueuedAt == enqueuedAt)

@@ -77,9 +77,9 @@ struct OutcomeAndRetryTests {
             var elapsed = 0.0
             for attempt in 1...3 {
                 let scheduled = await recorder.waitFor(attempt) {
-                    if case .retryScheduled = $0.kind { true } else { false }
+                    if case .retryScheduled = $0.kind.value { true } else { false }
                 }
-                guard case .retryScheduled(let number, let at, let reason) = scheduled[attempt - 1].kind else {
+                guard case .retryScheduled(let number, let at, let reason) = scheduled[attempt - 1].kind.value else {
                     Issue.record("expected a retry")
                     return
                 }
@@ -130,7 +130,8 @@ struct OutcomeAndRetryTests {
                 let operation = CallOperation(kind: "busy")
                 try await point.enqueue(operation)
                 try await point.idle()
-                guard case .pending(.retry) = point.status(of: operation.id)?.state else {
+                guard case .pending(let waiting) = point.status(of: operation.id)?.state, case .retry = waiting.value
+                else {
                     Issue.record("round \(round): expected a scheduled retry")
                     return
                 }

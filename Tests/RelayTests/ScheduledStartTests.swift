@@ -80,7 +80,7 @@ struct ScheduledStartTests {
                 await reopened.settled()
                 let state = try reopened.handle(for: staged.id).status?.state
                 var held = false
-                if case .pending(.held) = state { held = true }
+                if case .pending(let waiting) = state, case .held = waiting.value { held = true }
                 #expect(held, "the staged operation is \(String(describing: state))")
                 await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(60))

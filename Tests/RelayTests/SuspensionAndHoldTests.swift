@@ -177,7 +177,7 @@ struct SuspensionAndHoldTests {
             var completed = 0
             for await event in stream {
                 if event.kind.isStarted, let id = event.operationID { started[id, default: 0] += 1 }
-                if case .completed = event.kind { completed += 1 }
+                if case .completed = event.kind.value { completed += 1 }
                 if completed == count { break }
             }
             let ran = runs.withLock { $0 }

@@ -116,7 +116,7 @@ extension DataPoint {
     /// ```swift
     /// let changes = try point.changes(of: Order.self)
     /// for await event in changes {
-    ///     if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
+    ///     if let change = event.kind.change, let order = try change.model(as: Order.self) {
     ///         print(order)
     ///     }
     /// }

@@ -15,7 +15,7 @@ extension CallEvent: CustomStringConvertible {
 extension CallEvent.Kind: CustomStringConvertible {
     /// The case's name, without its values: `started`, `retryScheduled`, and so on.
     public var name: String {
-        switch self {
+        switch value {
         case .enqueued: "enqueued"
         case .started: "started"
         case .attemptEnded: "attemptEnded"
@@ -36,41 +36,41 @@ extension CallEvent.Kind: CustomStringConvertible {
     }
 
     /// Whether the kind is ``enqueued(snapshot:)``.
-    public var isEnqueued: Bool { if case .enqueued = self { true } else { false } }
+    public var isEnqueued: Bool { if case .enqueued = value { true } else { false } }
     /// Whether the kind is ``started(attempt:)``.
-    public var isStarted: Bool { if case .started = self { true } else { false } }
+    public var isStarted: Bool { if case .started = value { true } else { false } }
     /// Whether the kind is ``attemptEnded(_:)``.
-    public var isAttemptEnded: Bool { if case .attemptEnded = self { true } else { false } }
+    public var isAttemptEnded: Bool { if case .attemptEnded = value { true } else { false } }
     /// Whether the kind is ``completed(_:)``.
-    public var isCompleted: Bool { if case .completed = self { true } else { false } }
+    public var isCompleted: Bool { if case .completed = value { true } else { false } }
     /// Whether the kind is ``skipped(_:)``.
-    public var isSkipped: Bool { if case .skipped = self { true } else { false } }
+    public var isSkipped: Bool { if case .skipped = value { true } else { false } }
     /// Whether the kind is ``retryScheduled(attempt:at:reason:)``.
-    public var isRetryScheduled: Bool { if case .retryScheduled = self { true } else { false } }
+    public var isRetryScheduled: Bool { if case .retryScheduled = value { true } else { false } }
     /// Whether the kind is ``failed(_:_:)``.
-    public var isFailed: Bool { if case .failed = self { true } else { false } }
+    public var isFailed: Bool { if case .failed = value { true } else { false } }
     /// Whether the kind is ``cancelled(_:_:)``.
-    public var isCancelled: Bool { if case .cancelled = self { true } else { false } }
+    public var isCancelled: Bool { if case .cancelled = value { true } else { false } }
     /// Whether the kind is ``held(until:context:)``.
-    public var isHeld: Bool { if case .held = self { true } else { false } }
+    public var isHeld: Bool { if case .held = value { true } else { false } }
     /// Whether the kind is ``suspended(reason:)``.
-    public var isSuspended: Bool { if case .suspended = self { true } else { false } }
+    public var isSuspended: Bool { if case .suspended = value { true } else { false } }
     /// Whether the kind is ``resumed(reason:)``.
-    public var isResumed: Bool { if case .resumed = self { true } else { false } }
+    public var isResumed: Bool { if case .resumed = value { true } else { false } }
     /// Whether the kind is ``offline(destination:reason:)``.
-    public var isOffline: Bool { if case .offline = self { true } else { false } }
+    public var isOffline: Bool { if case .offline = value { true } else { false } }
     /// Whether the kind is ``online(destination:reason:)``.
-    public var isOnline: Bool { if case .online = self { true } else { false } }
+    public var isOnline: Bool { if case .online = value { true } else { false } }
     /// Whether the kind is ``modelChanged(_:)``.
-    public var isModelChanged: Bool { if case .modelChanged = self { true } else { false } }
+    public var isModelChanged: Bool { if case .modelChanged = value { true } else { false } }
     /// Whether the kind is ``dropped(_:)``.
-    public var isDropped: Bool { if case .dropped = self { true } else { false } }
+    public var isDropped: Bool { if case .dropped = value { true } else { false } }
     /// Whether the kind is ``recovered(_:)``.
-    public var isRecovered: Bool { if case .recovered = self { true } else { false } }
+    public var isRecovered: Bool { if case .recovered = value { true } else { false } }
 
     /// What happened, in words: `started attempt 2`, `retry of attempt 1 at 2026-11-26T07:30:00.000Z: busy`.
     public var description: String {
-        switch self {
+        switch value {
         case .enqueued(let snapshot): "enqueued in commit \(snapshot)"
         case .started(let attempt): "started attempt \(attempt)"
         case .attemptEnded(let report): "ended \(report)"

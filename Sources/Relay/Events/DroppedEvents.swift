@@ -11,7 +11,7 @@ import Foundation
 /// var remaining = Set(handles.map(\.id))
 /// for await event in events {
 ///     if event.kind.isTerminal, let id = event.operationID { remaining.remove(id) }
-///     if case .dropped(let dropped) = event.kind {
+///     if let dropped = event.kind.droppedEvents {
 ///         remaining.subtract(dropped.finished)
 ///         if !dropped.namesEveryFinished {
 ///             // Too many to name: ask the DataPoint about the rest.

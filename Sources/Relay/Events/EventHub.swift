@@ -95,7 +95,7 @@ struct EventHub: Sendable {
         )
         nextSequenceNumber += 1
         if !everything.isEmpty { batch.forEverything.append(event) }
-        if case .modelChanged(let change) = kind, !perCollection.isEmpty {
+        if !perCollection.isEmpty, let change = kind.change {
             for follower in followers(of: change.collection) {
                 if let index = batch.changes.firstIndex(where: { $0.id == follower.id }) {
                     batch.changes[index].events.append(event)

@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// let events = try point.events(for: handle.id)
 /// for await event in events {
-///     if case .attemptEnded(let report) = event.kind {
+///     if let report = event.kind.report {
 ///         print(report.attempt, report.response?.status ?? 0, report.error ?? "")
 ///     }
 /// }
@@ -115,7 +115,7 @@ extension AttemptReport {
             && lhs.bytesSent == rhs.bytesSent && lhs.bytesReceived == rhs.bytesReceived && lhs.response == rhs.response
     }
 
-    /// Hashes what ``==`` compares but the response, whose status stands for it.
+    /// Hashes what equality compares but the response, whose status stands for it.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(attempt)
         hasher.combine(httpStatus)

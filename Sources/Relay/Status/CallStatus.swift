@@ -28,35 +28,91 @@ public struct CallStatus: Sendable, Hashable {
 
     /// What a pending operation waits for; when several apply, the first in this order is reported.
     ///
-    /// An open enum: a release may tell more reasons to wait apart (`authorizerNotRegistered` came so), so a `switch`
-    /// over it needs a `default`. It stays an enum because its cases carry values that patterns bind.
-    public enum Waiting: Sendable, Hashable {
+    /// An extensible struct rather than an enum: releases tell more reasons to wait apart (`authorizerNotRegistered`
+    /// and `storeFailed` came so), and a new case of a public enum would break every exhaustive `switch` over it.
+    /// Compare a reason with `==` (`waiting == .ready`), and read what it carries through its properties, `nil` for
+    /// reasons that carry no such thing.
+    public struct Waiting: Sendable, Hashable {
+        /// The reasons this release tells apart, with what each carries; the package's own code switches over them.
+        package enum Value: Sendable, Hashable {
+            case sequenceNotRegistered(CallSequence.Name)
+            case executorNotRegistered(CallKind)
+            case authorizerNotRegistered
+            case dependencies(Int)
+            case held(until: Date)
+            case retry(at: Date)
+            case earlierCommit
+            case offline(String)
+            case suspended
+            case storeFailed(String)
+            case ready
+        }
+
+        package let value: Value
+
         /// Its sequence is not registered (only after a reload); it starts once the sequence is upserted.
-        case sequenceNotRegistered(CallSequence.Name)
+        public static func sequenceNotRegistered(_ name: CallSequence.Name) -> Waiting {
+            Waiting(value: .sequenceNotRegistered(name))
+        }
+
         /// No executor is registered for its kind (only after a reload).
-        case executorNotRegistered(CallKind)
+        public static func executorNotRegistered(_ kind: CallKind) -> Waiting {
+            Waiting(value: .executorNotRegistered(kind))
+        }
+
         /// An HTTP call enqueued where a ``RequestAuthorizer`` authorized calls waits for an ``HTTPExecutor`` with one:
         /// it is never sent without its credentials.
-        case authorizerNotRegistered
+        public static let authorizerNotRegistered = Waiting(value: .authorizerNotRegistered)
+
         /// This many dependencies have not finished yet.
-        case dependencies(Int)
+        public static func dependencies(_ count: Int) -> Waiting { Waiting(value: .dependencies(count)) }
+
         /// A hold keeps it until this date.
-        case held(until: Date)
+        public static func held(until date: Date) -> Waiting { Waiting(value: .held(until: date)) }
+
         /// A retry is scheduled for this date.
-        case retry(at: Date)
+        public static func retry(at date: Date) -> Waiting { Waiting(value: .retry(at: date)) }
+
         /// Its sequence uses ``CallSequence/Algorithm/commitGraph`` and an earlier commit has not finished.
-        case earlierCommit
-        /// Its destination is offline: it, or an operation of its sequence to the same destination, could not reach
-        /// it, and it waits until a probe of the destination answers. The reason names the destination and the
-        /// failure.
-        case offline(String)
+        public static let earlierCommit = Waiting(value: .earlierCommit)
+
+        /// Its destination is offline, and it waits until a probe of the destination answers.
+        ///
+        /// It, or an operation of its sequence to the same destination, could not reach it. The reason names the
+        /// destination and the failure.
+        public static func offline(_ reason: String) -> Waiting { Waiting(value: .offline(reason)) }
+
         /// Its sequence or the whole DataPoint is suspended.
-        case suspended
-        /// The store failed a write, so nothing more starts in this DataPoint: what runs could not be recorded. Open
-        /// the store again once it is mended. The reason says what failed.
-        case storeFailed(String)
+        public static let suspended = Waiting(value: .suspended)
+
+        /// The store failed a write, so nothing more starts in this DataPoint.
+        ///
+        /// What runs could not be recorded. Open the store again once it is mended. The reason says what failed.
+        public static func storeFailed(_ reason: String) -> Waiting { Waiting(value: .storeFailed(reason)) }
+
         /// It is ready and starts when its sequence has a free slot and the DataPoint runs.
-        case ready
+        public static let ready = Waiting(value: .ready)
+
+        /// How many dependencies have not finished, when that is what it waits for.
+        public var unfinishedDependencies: Int? {
+            if case .dependencies(let count) = value { count } else { nil }
+        }
+
+        /// The date it waits until: the end of a hold, or a scheduled retry.
+        public var until: Date? {
+            switch value {
+            case .held(let date), .retry(let date): date
+            default: nil
+            }
+        }
+
+        /// Why its destination is offline, or what the store's failure was.
+        public var reason: String? {
+            switch value {
+            case .offline(let reason), .storeFailed(let reason): reason
+            default: nil
+            }
+        }
     }
 
     /// The operation's id.
@@ -100,7 +156,7 @@ extension CallStatus.State: CustomStringConvertible {
 extension CallStatus.Waiting: CustomStringConvertible {
     /// What the operation waits for, in words.
     public var description: String {
-        switch self {
+        switch value {
         case .sequenceNotRegistered(let name): "sequence \(name) is not registered"
         case .executorNotRegistered(let kind): "no executor for kind \(kind)"
         case .authorizerNotRegistered: "waiting for an HTTP executor with a RequestAuthorizer"

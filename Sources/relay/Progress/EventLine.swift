@@ -11,7 +11,7 @@ enum EventLine {
         object["operation"] = event.operationID?.uuidString.lowercased()
         object["call"] = call
         object["sequence"] = event.sequenceName?.rawValue
-        switch event.kind {
+        switch event.kind.value {
         case .started(let attempt): object["attempt"] = attempt
         case .attemptEnded(let report):
             object["attempt"] = report.attempt

@@ -52,7 +52,7 @@ struct RunTally: Sendable {
     /// Counts an event of one of the run's calls; returns whether it finished a call.
     @discardableResult
     mutating func apply(_ event: CallEvent) -> Bool {
-        switch event.kind {
+        switch event.kind.value {
         case .retryScheduled: retries += 1
         case .offline: offlinePeriods += 1
         default: break
@@ -62,7 +62,7 @@ struct RunTally: Sendable {
         }
         lanes[lane].done += 1
         lanes[lane].doneNow += 1
-        switch event.kind {
+        switch event.kind.value {
         case .completed(let metrics):
             runTimes.append(metrics.runTime.seconds)
             completed += 1

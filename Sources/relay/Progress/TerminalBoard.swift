@@ -49,7 +49,7 @@ struct TerminalBoard {
     /// A line for the events worth reading as they happen; `nil` for the others, which only move the bars.
     static func note(for event: CallEvent, call: String?) -> String? {
         let name = call ?? event.operationID.map { String($0.uuidString.lowercased().prefix(8)) } ?? "relay"
-        switch event.kind {
+        switch event.kind.value {
         case .retryScheduled(let attempt, let at, let reason):
             let delay = max(0, at.timeIntervalSince(event.date)).readableSeconds
             return "  ↻ \(name): attempt \(attempt) failed (\(reason)); retrying in \(delay)"

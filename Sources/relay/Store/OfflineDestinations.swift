@@ -29,7 +29,7 @@ struct OfflineDestinations {
 
     /// Notes a destination going offline or coming back, and writes the file when the list changed.
     mutating func note(_ event: CallEvent) {
-        switch event.kind {
+        switch event.kind.value {
         case .offline(let destination, let reason):
             guard entries[destination] == nil else { return }
             entries[destination] = Entry(destination: destination, reason: reason, since: event.date)

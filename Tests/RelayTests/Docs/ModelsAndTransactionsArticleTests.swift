@@ -79,7 +79,7 @@ struct ModelsAndTransactionsArticleTests {
 
             // The change stream: the first change is the outbox's order.
             for await event in changes {
-                if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
+                if let change = event.kind.change, let order = try change.model(as: Order.self) {
                     #expect(order.total == 42)
                     break
                 }

@@ -32,7 +32,7 @@ struct ChangeStreamTests {
                 try tx.setValue(7, forKey: "cursor")
             }
             let seen = await first(2, of: orders).map { event -> DocumentChange? in
-                guard case .modelChanged(let change) = event.kind else { return nil }
+                guard case .modelChanged(let change) = event.kind.value else { return nil }
                 return change
             }
             #expect(seen.map { $0?.snapshot } == [1, 2])

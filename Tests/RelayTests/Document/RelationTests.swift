@@ -95,7 +95,7 @@ struct RelationTests {
             // Subscribers hear of each erased model.
             var erased: [String] = []
             for await event in changes {
-                guard case .modelChanged(let change) = event.kind, change.collection == "nodes" else { continue }
+                guard case .modelChanged(let change) = event.kind.value, change.collection == "nodes" else { continue }
                 erased.append(change.id)
                 if erased.count == 3 { break }
             }

@@ -93,7 +93,7 @@ struct HTTPMetricsAndOfflineTests {
             #expect(report?.error?.contains("lost before a response") == true)
 
             let origin = "127.0.0.1:\(server.port)"
-            guard case .pending(.offline(let reason)) = point.status(of: handle.id)?.state else {
+            guard case .pending(let waiting) = point.status(of: handle.id)?.state, let reason = waiting.reason else {
                 Issue.record("expected the operation to wait for its destination")
                 return
             }
@@ -128,7 +128,7 @@ struct HTTPMetricsAndOfflineTests {
             // Another destination of the same sequence (a bunch of one) goes on while the first waits.
             let next = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: server.url("/orders"))))
             #expect(try await next.response.status == 201)
-            guard case .pending(.offline(let reason)) = point.status(of: handle.id)?.state else {
+            guard case .pending(let waiting) = point.status(of: handle.id)?.state, let reason = waiting.reason else {
                 Issue.record("expected the call to the unknown host to wait for it")
                 return
             }

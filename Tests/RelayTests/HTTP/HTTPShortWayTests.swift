@@ -49,7 +49,7 @@ struct HTTPShortWayTests {
             let response = try await handle.response
             var reports: [AttemptReport] = []
             for await event in events {
-                if case .attemptEnded(let report) = event.kind { reports.append(report) }
+                if case .attemptEnded(let report) = event.kind.value { reports.append(report) }
             }
             #expect(reports.map(\.httpStatus) == [503, 201])
             // The refused response is carried by its report, the accepted one only by the result.

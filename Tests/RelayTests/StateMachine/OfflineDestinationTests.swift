@@ -142,7 +142,7 @@ struct OfflineDestinationTests {
         }
         // The fourth offline outcome is a failed attempt; the retry's spends the last one.
         _ = test.step(worker, ended: [Self.offline(job)], now: now)
-        guard case .pending(.retry) = test.state(of: operation.id, now: now) else {
+        guard case .pending(let waiting) = test.state(of: operation.id, now: now), case .retry = waiting.value else {
             Issue.record("expected a retry")
             return
         }

@@ -173,7 +173,7 @@ struct WorkerBatchEventTests {
     /// The started events among `events`: each operation's id and attempt, in order.
     private func starts(in events: [CallEvent]) -> [(id: UUID, attempt: Int, date: Date)] {
         events.compactMap { event in
-            guard case .started(let attempt) = event.kind, let id = event.operationID else { return nil }
+            guard case .started(let attempt) = event.kind.value, let id = event.operationID else { return nil }
             return (id, attempt, event.date)
         }
     }

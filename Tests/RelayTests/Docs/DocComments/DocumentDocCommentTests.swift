@@ -60,7 +60,7 @@ struct DocumentDocCommentTests {
             #expect(handles.count == 1)
             var seen: Order?
             for await event in changes {
-                if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
+                if let change = event.kind.change, let order = try change.model(as: Order.self) {
                     print(order)
                     seen = order
                     break

@@ -92,7 +92,7 @@ struct ExecutionDocCommentTests {
             var remaining = Set(handles.map(\.id))
             for await event in events {
                 if event.kind.isTerminal, let id = event.operationID { remaining.remove(id) }
-                if case .dropped(let dropped) = event.kind {
+                if let dropped = event.kind.droppedEvents {
                     remaining.subtract(dropped.finished)
                     if !dropped.namesEveryFinished {
                         // Too many to name: ask the DataPoint about the rest.
@@ -115,12 +115,30 @@ struct ExecutionDocCommentTests {
             gate.open()
             var attempts: [Int] = []
             for await event in events {
-                if case .attemptEnded(let report) = event.kind {
+                if let report = event.kind.report {
                     print(report.attempt, report.response?.status ?? 0, report.error ?? "")
                     attempts.append(report.attempt)
                 }
             }
             #expect(attempts == [1])
+        }
+    }
+
+    @Test("an event kind's values are read through its properties")
+    func kindProperties() async throws {
+        try await DataPoint.testing { point, _ in
+            let gate = Gate()
+            Self.registerSlow(on: point, gate: gate)
+            let handle = try await point.enqueue(CallOperation(kind: "slow"))
+            let events = try point.events(for: handle.id)
+            gate.open()
+            var reports = 0
+            for await event in events {
+                if let report = event.kind.report { print(report) }
+                if event.kind.isTerminal { break }
+                reports += event.kind.report == nil ? 0 : 1
+            }
+            #expect(reports == 1)
         }
     }
 

@@ -99,7 +99,7 @@ struct TypedAndToolsDocCommentTests {
             let operations = (0..<3).map { _ in CallOperation(kind: "slow") }
             // ... enqueue, then check that the operation runs ...
             try await point.enqueue(operations)
-            let starts = await recorder.waitFor(3) { if case .started = $0.kind { true } else { false } }
+            let starts = await recorder.waitFor(3) { $0.kind.isStarted }
             #expect(starts.count == 3)
             await gate.waitForArrivals(1)
             gate.open()

@@ -68,13 +68,10 @@ enum HTTPCallsSnippets {
     static func observe(_ point: DataPoint, order: CallOperation, log: (String) -> Void) async throws {
         let handle = try await point.enqueue(order)
         for await event in try point.events(for: handle.id) {
-            switch event.kind {
-            case .attemptEnded(let report):
+            if let report = event.kind.report {
                 log("attempt \(report.attempt): \(report.httpStatus.map(String.init) ?? report.error ?? "")")
-            case .completed(let metrics):
+            } else if event.kind.isCompleted, let metrics = event.kind.metrics {
                 log("done in \(metrics.runTime), headers after \(metrics.timeToResponseHeaders ?? .zero)")
-            default:
-                break
             }
         }
     }

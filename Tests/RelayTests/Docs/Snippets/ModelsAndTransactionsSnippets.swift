@@ -35,7 +35,7 @@ enum ModelsAndTransactionsSnippets {
 
     static func printTotals(_ point: DataPoint) async throws {
         for await event in try point.changes(of: Order.self) {
-            if case .modelChanged(let change) = event.kind, let order = try change.model(as: Order.self) {
+            if let change = event.kind.change, let order = try change.model(as: Order.self) {
                 print(order.total)
             }
         }
