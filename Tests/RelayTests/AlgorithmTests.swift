@@ -63,7 +63,7 @@ struct AlgorithmTests {
                 )
                 let startedCommits = order.map { commitOf[$0]! }
                 #expect(point.metrics().total.completed == 50)
-                switch algorithm {
+                switch algorithm.value {
                 case .commitGraph:
                     #expect(startedCommits == startedCommits.sorted())
                 case .flat:

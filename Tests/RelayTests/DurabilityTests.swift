@@ -185,7 +185,7 @@ struct DurabilityTests {
                 #expect(reopened.status(of: operation.id)?.state == .finished(.completed(Data())))
             }
             let expected: ClosedRange<Int> =
-                switch policy {
+                switch policy.value {
                 case .always: 1...Int.max
                 case .interval: 1...1
                 case .never: 0...0

@@ -35,12 +35,66 @@ extension CallSequence {
 
     /// How a sequence orders the start of its ready operations.
     ///
-    /// An open enum: a release may add algorithms, so a `switch` over it needs a `default`.
-    public enum Algorithm: String, Sendable, Hashable, Codable {
-        /// Dependencies, then priority, then commit order (BartlebysCore semantics). The default.
-        case flat
+    /// An extensible struct rather than an enum: a release may add algorithms, and a new case of a public enum would
+    /// break every exhaustive `switch` over it. Compare an algorithm with `==`. Its raw value is the name a store and
+    /// a plan file keep; ``init(rawValue:)`` knows the algorithms of this release only.
+    public struct Algorithm: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The algorithms this release knows; the package's own code switches over them.
+        package enum Value: String, Sendable, Hashable {
+            case flat
+            case commitGraph
+        }
+
+        package let value: Value
+
+        /// Dependencies, then priority, then commit order: the default.
+        ///
+        /// BartlebysCore's semantics.
+        public static let flat = Algorithm(.flat)
+
         /// As `flat`, and no operation of a later commit starts until every operation of earlier commits in this
         /// sequence has finished (YapDatabaseCloudCore semantics).
-        case commitGraph
+        public static let commitGraph = Algorithm(.commitGraph)
+
+        private init(_ value: Value) {
+            self.value = value
+        }
+
+        /// The algorithm of this name, or `nil` when this release knows none by that name.
+        ///
+        /// - Parameter rawValue: `flat` or `commitGraph`.
+        public init?(rawValue: String) {
+            guard let value = Value(rawValue: rawValue) else { return nil }
+            self.value = value
+        }
+
+        /// Its name: `flat` or `commitGraph`.
+        public var rawValue: String { value.rawValue }
+
+        /// Its name.
+        public var description: String { rawValue }
+
+        /// Decodes an algorithm from its name.
+        ///
+        /// - Parameter decoder: The decoder.
+        /// - Throws: `DecodingError` when the name is not one this release knows.
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.singleValueContainer().decode(String.self)
+            guard let algorithm = Algorithm(rawValue: name) else {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(
+                        codingPath: decoder.codingPath, debugDescription: "no algorithm is named \(name)"))
+            }
+            self = algorithm
+        }
+
+        /// Encodes its name.
+        ///
+        /// - Parameter encoder: The encoder.
+        /// - Throws: What the encoder throws.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
     }
 }

@@ -19,8 +19,8 @@ public enum CallResult: Sendable, Hashable {
 
 /// Why an operation was cancelled.
 ///
-/// An open enum: a release may tell more reasons for a cancellation apart, so a `switch` over it needs a `default`. It
-/// stays an enum because its cases carry values that patterns bind.
+/// A closed enum: an operation is cancelled because it was asked to be, or because a dependency did not complete; these
+/// cases are the whole set, and a `switch` over them needs no `default`.
 public enum CallCancellation: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``DataPoint/cancel(_:)`` was called for it.
     case requested

@@ -105,7 +105,7 @@ extension PipelineStateMachine {
         let l = Int(lane)
         guard lanes[l].algorithm != algorithm else { return }
         lanes[l].algorithm = algorithm
-        switch algorithm {
+        switch algorithm.value {
         case .flat:
             let gated = lanes[l].gated.values.flatMap { $0 }
             lanes[l].gated.removeAll()

@@ -5,15 +5,27 @@ extension LoopbackServer {
     public struct Reply: Sendable {
         /// A fault instead of a well-formed response.
         ///
-        /// An open enum: a release may add faults, so a `switch` over it needs a `default`.
-        public enum Fault: Sendable, Hashable {
+        /// An extensible struct rather than an enum: a release may add faults, and a new case of a public enum would
+        /// break every exhaustive `switch` over it. Compare a fault with `==`.
+        public struct Fault: Sendable, Hashable {
+            /// The faults this release knows; the package's own code switches over them.
+            package enum Value: Sendable, Hashable {
+                case dropConnection
+                case stall
+                case cutBody(after: Int)
+            }
+
+            package let value: Value
+
             /// Reads the request, then closes the connection without answering.
-            case dropConnection
+            public static let dropConnection = Fault(value: .dropConnection)
+
             /// Reads the request and never answers, until the server stops or ``LoopbackServer/releaseStalled()``.
-            case stall
+            public static let stall = Fault(value: .stall)
+
             /// Sends the status, the headers with the whole body's `Content-Length`, and only the body's first bytes,
             /// then closes the connection: a response cut mid-body.
-            case cutBody(after: Int)
+            public static func cutBody(after count: Int) -> Fault { Fault(value: .cutBody(after: count)) }
         }
 
         /// The status code.

@@ -244,7 +244,7 @@ public final class LoopbackServer: Sendable {
                 Thread.sleep(forTimeInterval: seconds)
             }
             release?.wait()
-            switch reply.fault {
+            switch reply.fault?.value {
             case .dropConnection, .stall:
                 return
             case .cutBody(let bytes):

@@ -276,7 +276,7 @@ final class Journal: GroupCommitWriter, Sendable {
     }
 
     private func shouldSync(_ files: inout Files) -> Bool {
-        switch options.fsync {
+        switch options.fsync.value {
         case .always:
             return true
         case .never:
