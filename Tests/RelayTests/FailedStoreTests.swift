@@ -32,6 +32,10 @@ struct FailedStoreTests {
             let state = point.status(of: operation.id)?.state
             #expect(state == .pending(.storeFailed("the disk is gone")), "\(String(describing: state))")
             #expect(state.map { "\($0)" } == "pending (the store failed, nothing more starts: the disk is gone)")
+            if case .pending(let waiting) = state {
+                #expect(waiting.name == "storeFailed")
+                #expect(waiting.reason == "the disk is gone")
+            }
         }
     }
 }

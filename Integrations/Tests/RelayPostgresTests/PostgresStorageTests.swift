@@ -79,7 +79,8 @@ struct PostgresStorageTests {
                 #expect(error?.code == .storageFailure)
                 // Nothing more starts on a store that can no longer record it; the refused operation never runs.
                 try await point.idle()
-                guard case .pending(.storeFailed) = point.status(of: refused.id)?.state else {
+                guard case .pending(let waiting) = point.status(of: refused.id)?.state, waiting.name == "storeFailed"
+                else {
                     Issue.record("\(String(describing: point.status(of: refused.id)))")
                     return
                 }

@@ -93,6 +93,23 @@ public struct CallStatus: Sendable, Hashable {
         /// It is ready and starts when its sequence has a free slot and the DataPoint runs.
         public static let ready = Waiting(value: .ready)
 
+        /// The reason's name, without its values: `dependencies`, `held`, `storeFailed`, and so on.
+        public var name: String {
+            switch value {
+            case .sequenceNotRegistered: "sequenceNotRegistered"
+            case .executorNotRegistered: "executorNotRegistered"
+            case .authorizerNotRegistered: "authorizerNotRegistered"
+            case .dependencies: "dependencies"
+            case .held: "held"
+            case .retry: "retry"
+            case .earlierCommit: "earlierCommit"
+            case .offline: "offline"
+            case .suspended: "suspended"
+            case .storeFailed: "storeFailed"
+            case .ready: "ready"
+            }
+        }
+
         /// How many dependencies have not finished, when that is what it waits for.
         public var unfinishedDependencies: Int? {
             if case .dependencies(let count) = value { count } else { nil }
