@@ -245,13 +245,23 @@ extension PipelineCore {
             }
             ends.removeAll(keepingCapacity: true)
             claimWake = false
+            var recorded = true
             if receipt.ticket != .durable {
-                try? await acknowledge(receipt, &actions)
+                do {
+                    try await acknowledge(receipt, &actions)
+                } catch {
+                    recorded = false
+                }
             } else {
                 perform(receipt, actions)
             }
             actions.clear()
             switch next {
+            case .run(let job) where !recorded:
+                // The store failed the write that recorded the claim, and may have failed the operations' commit:
+                // nothing claimed runs. They go back, and nothing starts on a failed store.
+                ends.append(.init(slot: job.slot, end: .returned))
+                for claimed in jobs { ends.append(.init(slot: claimed.slot, end: .returned)) }
             case .run(let job):
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
                 // the clock, read twice per operation, would cost more than the rest of the loop.
