@@ -20,7 +20,8 @@ struct CrashRecoveryTests {
     func killAndRecover(seed: Int) async throws {
         try await withTemporaryFolder { folder in
             let commitsBeforeKill = 1 + (seed * 7) % 25
-            let worker = try WorkerProcess(["run", folder.url.path, String(seed + 1)])
+            let arguments = ["run", folder.url.path, String(seed + 1)]
+            let worker = try ChildProcess(product: "RelayCrashWorker", arguments: arguments)
             let lines = await worker.readLines { $0.count >= commitsBeforeKill }
             await worker.kill()
             let acknowledged = lines.filter { $0.hasPrefix("ack ") }.flatMap {
@@ -56,7 +57,7 @@ struct CrashRecoveryTests {
     @Test("S16: a second process cannot open a folder another process holds, and can once that one is killed")
     func twoProcesses() async throws {
         try await withTemporaryFolder { folder in
-            let holder = try WorkerProcess(["hold", folder.url.path])
+            let holder = try ChildProcess(product: "RelayCrashWorker", arguments: ["hold", folder.url.path])
             let lines = await holder.readLines { $0.contains("holding") }
             #expect(lines.contains("holding"))
             let refused = await #expect(throws: RelayError.self) {
@@ -64,6 +65,18 @@ struct CrashRecoveryTests {
             }
             #expect(refused?.code == .storeLocked)
             await holder.kill()
+            let point = try await DataPoint(storage: .file(at: folder.url))
+            await point.shutdown()
+        }
+    }
+
+    @Test("S17: a process that shuts its DataPoint down lets another process open the folder")
+    func gracefulHandOver() async throws {
+        try await withTemporaryFolder { folder in
+            let holder = try ChildProcess(product: "RelayCrashWorker", arguments: ["hold", folder.url.path])
+            #expect(await holder.readLines { $0.contains("holding") }.contains("holding"))
+            // Its input closed, the holder shuts down and exits on its own.
+            #expect(await holder.closeInput() == 0)
             let point = try await DataPoint(storage: .file(at: folder.url))
             await point.shutdown()
         }

@@ -11,7 +11,9 @@ extension CallEvent {
     /// ```swift
     /// let events = try point.events(for: handle.id)
     /// for await event in events {
-    ///     if let report = event.kind.report { print(report) }
+    ///     if let report = event.kind.report {
+    ///         print(report.attempt, report.response?.status ?? 0, report.error ?? "")
+    ///     }
     ///     if event.kind.isTerminal { break }
     /// }
     /// ```

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import RelayTesting
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,7 +25,8 @@ final class CommandProcess: Sendable {
     private let readers = DispatchGroup()
 
     convenience init(_ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
-        try self.init(executable: try builtProduct("relay"), arguments, in: folder, environment: environment)
+        let relay = try ChildProcess.builtProduct("relay")
+        try self.init(executable: relay, arguments, in: folder, environment: environment)
     }
 
     init(executable: URL, _ arguments: [String], in folder: URL, environment: [String: String] = [:]) throws {
@@ -125,5 +128,15 @@ final class CommandProcess: Sendable {
     /// Sends a signal: SIGINT as Ctrl-C does, or SIGKILL as a crash.
     func send(_ signal: Int32) {
         _ = kill(process.processIdentifier, signal)
+    }
+}
+
+/// Waits, off the cooperative pool, until a child process exits, and returns its exit status.
+private func exitStatus(of process: Process) async -> Int32 {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
+        }
     }
 }

@@ -17,7 +17,7 @@ struct DocumentCrashTests {
     )
     func killAndRecover(seed: Int) async throws {
         try await withTemporaryFolder { folder in
-            let worker = try WorkerProcess(["document", folder.url.path])
+            let worker = try ChildProcess(product: "RelayCrashWorker", arguments: ["document", folder.url.path])
             let lines = await worker.readLines { $0.count >= 1 + (seed * 7) % 30 }
             await worker.kill()
             let acknowledged = lines.filter { $0.hasPrefix("ack ") }.map { $0.split(separator: " ") }

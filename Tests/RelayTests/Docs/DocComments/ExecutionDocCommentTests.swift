@@ -119,26 +119,9 @@ struct ExecutionDocCommentTests {
                     print(report.attempt, report.response?.status ?? 0, report.error ?? "")
                     attempts.append(report.attempt)
                 }
+                if event.kind.isTerminal { break }
             }
             #expect(attempts == [1])
-        }
-    }
-
-    @Test("an event kind's values are read through its properties")
-    func kindProperties() async throws {
-        try await DataPoint.testing { point, _ in
-            let gate = Gate()
-            Self.registerSlow(on: point, gate: gate)
-            let handle = try await point.enqueue(CallOperation(kind: "slow"))
-            let events = try point.events(for: handle.id)
-            gate.open()
-            var reports = 0
-            for await event in events {
-                if let report = event.kind.report { print(report) }
-                if event.kind.isTerminal { break }
-                reports += event.kind.report == nil ? 0 : 1
-            }
-            #expect(reports == 1)
         }
     }
 
