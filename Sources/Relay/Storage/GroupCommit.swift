@@ -200,8 +200,11 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
             let previous = syncing
             syncing = nil
             guard finish(previous) else { continue }
+            // The next sync starts before the previous one's waiters are resumed, so the disk waits for no one; a batch
+            // that asks for maintenance is synced here instead, since maintenance needs no sync in flight.
+            if written.needsSync && !written.needsMaintenance { syncing = startSync(through: round.target) }
+            previous.map { acknowledge(through: $0.target) }
             if written.needsMaintenance {
-                previous.map { acknowledge(through: $0.target) }
                 do {
                     if written.needsSync { try writer.sync() }
                     acknowledge(through: round.target)
@@ -209,12 +212,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
                 } catch {
                     fail(error)
                 }
-            } else if written.needsSync {
-                // The next sync starts before the previous one's waiters are resumed, so the disk waits for no one.
-                syncing = startSync(through: round.target)
-                previous.map { acknowledge(through: $0.target) }
-            } else {
-                previous.map { acknowledge(through: $0.target) }
+            } else if !written.needsSync {
                 acknowledge(through: round.target)
             }
         }
