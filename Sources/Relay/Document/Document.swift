@@ -24,6 +24,13 @@ struct Document: Sendable {
     /// Counts the document's changes, so that a relation resolved outside the lock is kept only if nothing changed
     /// meanwhile.
     private(set) var generation: UInt64 = 0
+    /// Whether the store makes every commit durable as it is made, as one that keeps no records does: staged changes
+    /// then show at once, and there is nothing to hold back from readers or to revert.
+    private let durableAtOnce: Bool
+
+    init(durableAtOnce: Bool = false) {
+        self.durableAtOnce = durableAtOnce
+    }
 
     /// Takes the models a store restored.
     mutating func restore(_ models: [String: [String: Data]]) {
@@ -159,7 +166,9 @@ struct Document: Sendable {
     /// Applies a commit's changes, in order, before they are durable: readers see them once ``publish(through:)``
     /// says so, and ``revert(from:)`` takes them back.
     mutating func stage(_ changes: [ModelChange]) {
-        for change in changes { pending.note(change, before: collections[change.collection]?[change.id]) }
+        if !durableAtOnce {
+            for change in changes { pending.note(change, before: collections[change.collection]?[change.id]) }
+        }
         apply(changes)
     }
 
@@ -221,6 +230,7 @@ struct Document: Sendable {
     /// Checks a transaction's relations before anything of it applies: each names two models that the document
     /// holds, or that the transaction upserts before the relation and does not remove (S23).
     func checkRelations(in changes: [ModelChange]) throws(RelayError) {
+        guard changes.contains(where: { $0.collection == Self.relations }) else { return }
         var touched: [Alias: Bool] = [:]
         for change in changes {
             if change.collection == Self.relations {
@@ -242,6 +252,7 @@ struct Document: Sendable {
 
     /// The removals of every relation that names a model these changes removed, once they are applied (S23).
     func relationsOfRemoved(_ changes: [ModelChange]) -> [ModelChange] {
+        guard !index.isEmpty else { return [] }
         var relations = Set<Relation>()
         for change in changes
         where change.encoded == nil && change.collection != Self.relations && change.collection != Self.values {

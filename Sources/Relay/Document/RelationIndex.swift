@@ -6,6 +6,9 @@ struct RelationIndex: Sendable {
     /// Free links, both ways.
     private var linked: [Alias: Set<Alias>] = [:]
 
+    /// Whether the document holds no relation.
+    var isEmpty: Bool { owned.isEmpty && linked.isEmpty }
+
     /// Adds or removes a relation.
     mutating func apply(_ relation: Relation, removing: Bool) {
         switch relation.kind {

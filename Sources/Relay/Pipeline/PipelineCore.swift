@@ -269,7 +269,7 @@ final class PipelineCore: Sendable {
                             machine.document.relationsOfRemoved(changes)
                             + (erasures.isEmpty ? [] : machine.document.erasure(of: erasures))
                         machine.document.stage(cascade)
-                        let all = changes + cascade
+                        let all = cascade.isEmpty ? changes : changes + cascade
                         actions.stagedModels = true
                         if !all.isEmpty {
                             machine.commitModels(all, snapshotBefore: before, now: now, into: &actions)

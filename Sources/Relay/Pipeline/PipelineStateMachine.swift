@@ -134,6 +134,7 @@ struct PipelineStateMachine: Sendable {
         self.origin = origin
         self.limits = limits
         self.recording = recording
+        document = Document(durableAtOnce: !recording)
         retention = Retention(limits.retention)
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
