@@ -16,26 +16,55 @@ struct PendingModels: Sendable {
         let id: String
     }
 
-    private struct Batch: Sendable {
-        var ticket = StorageTicket.durable
-        /// Each touched model's value before the batch, and after it; `nil` for a model that is not there.
-        var before: [Key: Data?] = [:]
-        var after: [Key: Data?] = [:]
+    /// A model that a batch touches: its value before the batch, and after it; `nil` for a model that is not there.
+    private struct Touch: Sendable {
+        let key: Key
+        let before: Data?
+        var after: Data?
     }
 
-    /// What readers see of each model that an unpublished batch touches, and how many such batches touch it.
-    private var shown: [Key: (value: Data?, batches: Int)] = [:]
+    private struct Batch: Sendable {
+        var ticket = StorageTicket.durable
+        /// Each model the batch touches, once, in the order it first touched them.
+        var touches: [Touch] = []
+    }
+
+    /// What readers see of a model that unpublished batches touch.
+    private struct Shown: Sendable {
+        var value: Data?
+        /// How many unpublished batches touch the model.
+        var batches: Int32 = 0
+        /// The open batch that last touched the model, and where in it, so that a second change to it in the same
+        /// batch costs no second lookup.
+        var openBatch: UInt64 = 0
+        var touch: Int32 = 0
+
+        /// Counts the open batch `serial` touching the model at `touch`, unless it touched it already.
+        ///
+        /// - Returns: Where the open batch touched the model before, if it did, and whether the entry is new.
+        mutating func enter(batch serial: UInt64, at touch: Int32) -> (earlier: Int32?, fresh: Bool) {
+            if batches > 0, openBatch == serial { return (self.touch, false) }
+            batches += 1
+            openBatch = serial
+            self.touch = touch
+            return (nil, batches == 1)
+        }
+    }
+
+    /// What readers see of each model that an unpublished batch touches.
+    private var shown: [Key: Shown] = [:]
     /// Sealed batches, oldest first.
     private var sealed: [Batch] = []
-    /// The batch of the commit being applied, until its transition is handed to the store.
+    /// The batch of the commit being applied, until its transition is handed to the store, and its serial number.
     private var open = Batch()
+    private var openSerial: UInt64 = 1
     private var collectionsTouched: [String: Int] = [:]
 
     /// Whether every change the document holds is published.
     var isEmpty: Bool { shown.isEmpty }
 
     /// Whether the commit being applied has changes.
-    var hasOpenBatch: Bool { !open.after.isEmpty }
+    var hasOpenBatch: Bool { !open.touches.isEmpty }
 
     /// What readers see of a model: `nil` when no unpublished change touches it, `.some(nil)` when it is not there.
     func shownValue(_ collection: String, _ id: String) -> Data?? {
@@ -57,16 +86,15 @@ struct PendingModels: Sendable {
     /// Notes a change of the commit being applied, with the model's value before it.
     mutating func note(_ change: ModelChange, before: Data?) {
         let key = Key(collection: change.collection, id: change.id)
-        if open.before[key] == nil {
-            open.before[key] = .some(before)
-            if let entry = shown[key] {
-                shown[key] = (entry.value, entry.batches + 1)
-            } else {
-                shown[key] = (before, 1)
-                collectionsTouched[key.collection, default: 0] += 1
-            }
+        // One lookup: the entry is made, or found and updated, in place.
+        let (earlier, fresh) = shown[key, default: Shown(value: before)]
+            .enter(batch: openSerial, at: Int32(open.touches.count))
+        if let earlier {
+            open.touches[Int(earlier)].after = change.encoded
+            return
         }
-        open.after[key] = .some(change.encoded)
+        open.touches.append(Touch(key: key, before: before, after: change.encoded))
+        if fresh { collectionsTouched[key.collection, default: 0] += 1 }
     }
 
     /// Closes the commit's batch under the ticket of its transition; a durable ticket publishes it at once.
@@ -76,6 +104,7 @@ struct PendingModels: Sendable {
         guard hasOpenBatch else { return false }
         var batch = open
         open = Batch()
+        openSerial += 1
         batch.ticket = ticket
         sealed.append(batch)
         return ticket == .durable ? publish(through: ticket) : false
@@ -87,7 +116,7 @@ struct PendingModels: Sendable {
     mutating func publish(through ticket: StorageTicket) -> Bool {
         var count = 0
         while count < sealed.count, sealed[count].ticket <= ticket {
-            for (key, value) in sealed[count].after { release(key, showing: .some(value)) }
+            for touch in sealed[count].touches { release(touch.key, showing: .some(touch.after)) }
             count += 1
         }
         sealed.removeFirst(count)
@@ -101,13 +130,14 @@ struct PendingModels: Sendable {
         var undo: [ModelChange] = []
         var reverted = [open]
         open = Batch()
+        openSerial += 1
         while let last = sealed.last, last.ticket >= ticket {
             reverted.append(sealed.removeLast())
         }
         for batch in reverted {
-            for (key, value) in batch.before {
-                undo.append(ModelChange(collection: key.collection, id: key.id, encoded: value))
-                release(key, showing: nil)
+            for touch in batch.touches {
+                undo.append(ModelChange(collection: touch.key.collection, id: touch.key.id, encoded: touch.before))
+                release(touch.key, showing: nil)
             }
         }
         return undo
@@ -116,12 +146,13 @@ struct PendingModels: Sendable {
     /// One batch that touched `key` is published, and readers see `value` next if another batch still holds the
     /// key, or it is reverted (`value` is `nil`), and they see what they saw.
     private mutating func release(_ key: Key, showing value: Data??) {
-        guard let entry = shown[key] else { return }
-        if entry.batches > 1 {
-            shown[key] = (value ?? entry.value, entry.batches - 1)
+        guard let index = shown.index(forKey: key) else { return }
+        if shown.values[index].batches > 1 {
+            shown.values[index].batches -= 1
+            if let value { shown.values[index].value = value }
             return
         }
-        shown[key] = nil
+        shown.remove(at: index)
         collectionsTouched[key.collection, default: 1] -= 1
         if collectionsTouched[key.collection] == 0 { collectionsTouched[key.collection] = nil }
     }

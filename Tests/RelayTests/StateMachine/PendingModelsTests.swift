@@ -66,4 +66,22 @@ struct PendingModelsTests {
         #expect(pending.isEmpty)
         #expect(!pending.hasOpenBatch)
     }
+
+    @Test("S20: a model changed twice in one batch shows its last value once published, its first before if reverted")
+    func twiceInOneBatch() {
+        var pending = PendingModels()
+        pending.note(Self.change("k", "A"), before: Data("0".utf8))
+        pending.note(Self.change("k", "B"), before: Data("A".utf8))
+        _ = pending.seal(StorageTicket(position: 1))
+        #expect(Self.text(pending.shownValue("c", "k")) == .some("0"))
+        pending.note(Self.change("k", "C"), before: Data("B".utf8))
+        pending.note(Self.change("k", "D"), before: Data("C".utf8))
+        _ = pending.seal(StorageTicket(position: 2))
+        _ = pending.publish(through: StorageTicket(position: 1))
+        #expect(Self.text(pending.shownValue("c", "k")) == .some("B"), "the first batch's last value")
+        pending.note(Self.change("k", "E"), before: Data("D".utf8))
+        let undo = pending.revert(from: StorageTicket(position: 2))
+        #expect(undo.map { String(decoding: $0.encoded ?? Data(), as: UTF8.self) } == ["D", "B"])
+        #expect(pending.isEmpty)
+    }
 }
