@@ -55,7 +55,7 @@ case "hold":
     let point = try await DataPoint(storage: .file(at: folder))
     say("holding")
     while readLine() != nil {}
-    await point.shutdown()
+    try await point.shutdown()
 case "document":
     try await DataPoint.with(storage: .file(at: folder)) { point in
         point.register(ReceiptWork(), for: "receipt")

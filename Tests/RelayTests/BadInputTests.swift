@@ -120,7 +120,7 @@ struct BadInputTests {
             point.registerBasics()
             try await point.suspend()
             try await point.enqueue(restored)
-            await point.shutdown()
+            try await point.shutdown()
 
             let lowered = DataPoint.Configuration(maximumPayloadSize: 1024, shutdownGracePeriod: .zero)
             let reopened = try await DataPoint(storage: .file(at: folder.url), configuration: lowered)
@@ -130,7 +130,7 @@ struct BadInputTests {
             #expect(error?.code == .payloadTooLarge)
             #expect(error?.operationIDs.first == oversized.id)
             #expect(reopened.status(of: oversized.id) == nil)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 

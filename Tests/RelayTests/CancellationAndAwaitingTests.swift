@@ -149,7 +149,7 @@ struct CancellationAndAwaitingTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await point.run() }
                 #expect(try await point.execute(CallOperation(kind: .echo, payload: payload)) == payload)
-                await point.shutdown()
+                try await point.shutdown()
                 try await group.waitForAll()
             }
         }
@@ -173,7 +173,7 @@ struct CancellationAndAwaitingTests {
         }
         #expect(error?.code == .notRunning)
         #expect(error?.message.contains("DataPoint.with") == true)
-        await point.shutdown()
+        try await point.shutdown()
     }
 
     @Test("S12: execute waiting for a DataPoint to run ends with a shutdown error when it shuts down instead")
@@ -193,7 +193,7 @@ struct CancellationAndAwaitingTests {
                 }
             }
             await arrived.waitForArrivals(1)
-            await point.shutdown()
+            try await point.shutdown()
             return try await group.next() ?? nil
         }
         #expect(error?.code == .shutdown)
@@ -221,7 +221,7 @@ struct CancellationAndAwaitingTests {
                     }
                 }
             }
-            await point.shutdown()
+            try await point.shutdown()
             try await group.waitForAll()
         }
         #expect(outcomes.all.count == 100)

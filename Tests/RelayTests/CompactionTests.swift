@@ -52,7 +52,7 @@ struct CompactionTests {
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             #expect(reopened.recoveryReport?.operationsRecovered == operations.count)
             #expect(!FileManager.default.fileExists(atPath: sealedJournal(in: folder).path))
-            await reopened.shutdown()
+            try await reopened.shutdown()
             #expect(try FileStorage.read(at: folder.url).operations.map(\.operation.id) == operations.map(\.id))
         }
     }
@@ -72,7 +72,7 @@ struct CompactionTests {
             #expect(state.operations.map(\.operation.id) == operations.map(\.id))
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             #expect(reopened.recoveryReport?.operationsRecovered == operations.count)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -85,7 +85,7 @@ struct CompactionTests {
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             let recovered = try #require(reopened.recoveryReport?.operationsRecovered)
             #expect(recovered > 0 && recovered <= operations.count)
-            await reopened.shutdown()
+            try await reopened.shutdown()
             let ids = try FileStorage.read(at: folder.url).operations.map(\.operation.id)
             #expect(ids == Array(operations.prefix(recovered).map(\.id)))
         }

@@ -66,7 +66,7 @@ struct CrashRecoveryTests {
             #expect(refused?.code == .storeLocked)
             await holder.kill()
             let point = try await DataPoint(storage: .file(at: folder.url))
-            await point.shutdown()
+            try await point.shutdown()
         }
     }
 
@@ -78,7 +78,7 @@ struct CrashRecoveryTests {
             // Its input closed, the holder shuts down and exits on its own.
             #expect(await holder.closeInput() == 0)
             let point = try await DataPoint(storage: .file(at: folder.url))
-            await point.shutdown()
+            try await point.shutdown()
         }
     }
 }

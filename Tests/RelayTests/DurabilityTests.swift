@@ -21,7 +21,7 @@ struct DurabilityTests {
             try await point.suspend()
             try await point.enqueue([first, waiting])
             let snapshot = try #require(point.status(of: first.id)).snapshot
-            await point.shutdown()
+            try await point.shutdown()
 
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             reopened.registerBasics()
@@ -32,7 +32,7 @@ struct DurabilityTests {
             _ = try await reopened.resume()
             try await run(reopened, until: [first.id, waiting.id, later.id])
             #expect(reopened.status(of: waiting.id)?.state == .finished(.completed(Data())))
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -67,7 +67,7 @@ struct DurabilityTests {
             #expect(status.state == .finished(.completed(Data("done".utf8))))
             #expect(status.attempts == 2)
             #expect(keys.all == ["order-42", "order-42"])
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -107,7 +107,7 @@ struct DurabilityTests {
             }
             #expect(at > reopened.now)
             #expect(await reopened.sequence(named: .downloads)?.suspensionCount == 1)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -123,7 +123,7 @@ struct DurabilityTests {
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             let handle = try reopened.handle(for: operation.id)
             #expect(try await handle.value == Data("kept".utf8))
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -191,7 +191,7 @@ struct DurabilityTests {
                 case .never: 0...0
                 }
             #expect(expected.contains(storage.syncCount), "\(storage.syncCount) syncs")
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -217,11 +217,11 @@ struct DurabilityTests {
             #expect(try await enqueue(after: .seconds(9)) == 0)
             #expect(try await enqueue(after: .seconds(1)) == 1)
             #expect(try await enqueue(after: .seconds(5)) == 1)
-            await point.shutdown()
+            try await point.shutdown()
 
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             for operation in operations { #expect(reopened.status(of: operation.id) != nil) }
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 
@@ -251,7 +251,7 @@ func run(_ point: DataPoint, until ids: [UUID]) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await point.run() }
         for handle in handles { _ = try? await handle.outcome }
-        await point.shutdown()
+        try await point.shutdown()
         try await group.waitForAll()
     }
 }

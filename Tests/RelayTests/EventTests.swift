@@ -189,7 +189,7 @@ struct EventTests {
         let clock = ManualClock()
         let point = try await DataPoint(storage: .volatile, clock: clock, configuration: testConfiguration)
         let stream = point.events()
-        await point.shutdown()
+        try await point.shutdown()
         var count = 0
         for await _ in stream { count += 1 }
         #expect(count == 0)

@@ -113,7 +113,7 @@ struct LifecycleTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await point.run() }
             await firstPart.wait()
-            await point.shutdown(gracePeriod: .zero)
+            try await point.shutdown(gracePeriod: .zero)
             try await group.waitForAll()
         }
         #expect(runs.count < 10_000)
@@ -203,7 +203,7 @@ struct LifecycleTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await point.run() }
             #expect(try await handle.value == Data("early".utf8))
-            await point.shutdown()
+            try await point.shutdown()
             try await group.waitForAll()
         }
     }
@@ -228,7 +228,7 @@ struct LifecycleTests {
             // The sequence was stored with it (S3): only the executor, given at open or not at all, is missing.
             #expect(state == .pending(.executorNotRegistered("echo")))
             #expect(await reopened.sequence(named: "reports")?.bunchSize == 2)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 }

@@ -85,7 +85,7 @@ struct ScheduledStartTests {
                 await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(60))
                 #expect(try await reopened.handle(for: staged.id).value == Data([2]))
-                await reopened.shutdown()
+                try await reopened.shutdown()
                 try await group.waitForAll()
             }
         }

@@ -117,7 +117,7 @@ struct SequenceTests {
                 let point = try await DataPoint(storage: .file(at: folder.url), executors: echo)
                 try await point.upsertCallSequence(CallSequence(name: "reports", bunchSize: 3, algorithm: .commitGraph))
                 try await point.enqueue(operation)
-                await point.shutdown()
+                try await point.shutdown()
             }
             let point = try await DataPoint(storage: .file(at: folder.url), executors: echo)
             let sequence = try #require(point.sequence(named: "reports"))
@@ -130,13 +130,13 @@ struct SequenceTests {
                 // A later upsert still reconfigures it, and that too is stored.
                 try await point.upsertCallSequence(CallSequence(name: "reports", bunchSize: 5))
                 #expect(await point.sequence(named: "reports")?.bunchSize == 5)
-                await point.shutdown()
+                try await point.shutdown()
                 try await group.waitForAll()
             }
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             #expect(await reopened.sequence(named: "reports")?.bunchSize == 5)
             #expect(await reopened.sequence(named: "reports")?.algorithm == .flat)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 

@@ -114,7 +114,7 @@ struct StoreIntegrityTests {
         try await withTemporaryFolder { folder in
             let store = folder.url.appendingPathComponent("a/b/store")
             let point = try await DataPoint(storage: .file(at: store))
-            await point.shutdown()
+            try await point.shutdown()
             let mode = try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int
             #expect(mode == 0o700)
 
@@ -134,9 +134,9 @@ struct StoreIntegrityTests {
                 _ = try await DataPoint(storage: .file(at: folder.url))
             }
             #expect(error?.code == .storeLocked)
-            await first.shutdown()
+            try await first.shutdown()
             let second = try await DataPoint(storage: .file(at: folder.url))
-            await second.shutdown()
+            try await second.shutdown()
         }
     }
 
@@ -157,7 +157,7 @@ struct StoreIntegrityTests {
             #expect(records > 0)
 
             let point = try await DataPoint(storage: .file(at: folder.url))
-            await point.shutdown()
+            try await point.shutdown()
             let snapshot = try Data(contentsOf: folder.url.appendingPathComponent("snapshot"))
             #expect(snapshot.littleEndianInteger(at: 16, bytes: 4) == referenceCRC32(snapshot[0..<16]))
             let length = snapshot.littleEndianInteger(at: 20, bytes: 8)

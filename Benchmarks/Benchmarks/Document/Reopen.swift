@@ -21,7 +21,7 @@ func reopenBenchmarks() {
         let count = try point.count(of: Item.self)
         precondition(count == 1_000_000, "the store lost models")
         blackHole(point)
-        await point.shutdown()
+        try await point.shutdown()
     }
     Benchmark("P10 GRDB open and read models into a Dictionary n=1000000", configuration: configuration) { benchmark in
         let folder = try databaseOfModels(1_000_000)

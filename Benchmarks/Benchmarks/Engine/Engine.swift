@@ -249,7 +249,7 @@ let benchmarks: @Sendable () -> Void = {
         let point = try await DataPoint(storage: .file(at: folder), configuration: benchmarkConfiguration)
         benchmark.stopMeasurement()
         precondition(point.recoveryReport?.operationsRecovered == 1_000_000, "the store lost operations")
-        await point.shutdown()
+        try await point.shutdown()
     }
 
     // A DAG: one root, 10,000 children, one sink.
@@ -350,7 +350,7 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         blackHole(handles)
-        await point.shutdown()
+        try await point.shutdown()
     }
     soakBenchmark()
     acknowledgementBenchmark()

@@ -268,6 +268,6 @@ func storeWithPendingOperations(_ count: Int) async throws -> URL {
         enqueued += batch
     }
     // Shutting down folds the journal into a snapshot, which is what a reopen reads.
-    await point.shutdown()
+    try await point.shutdown()
     return folder
 }

@@ -115,11 +115,11 @@ public actor DataPoint {
             do {
                 let result = try await body(point)
                 if waitForPending { await point.waitUntilIdle() }
-                await point.shutdown()
+                try await point.shutdown()
                 try await group.waitForAll()
                 return result
             } catch {
-                await point.shutdown()
+                try? await point.shutdown()
                 throw error
             }
         }
@@ -134,7 +134,9 @@ public actor DataPoint {
     /// If the DataPoint has already shut down, for example because a shutdown raced ahead of the task that runs
     /// it, `run()` returns at once, as a service should.
     ///
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/alreadyRunning`` when it is already running.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/alreadyRunning`` when it is already running, or with code
+    ///   ``RelayError/Code/storageFailure`` when the store failed to close: what was acknowledged is durable, and
+    ///   what was not may be lost.
     public nonisolated func run() async throws {
         do {
             try core.start()
@@ -142,6 +144,7 @@ public actor DataPoint {
             return
         }
         await core.run()
+        try core.checkClosed()
     }
 
     /// Stops starting operations, lets running ones finish within the grace period, then cancels them, and waits
@@ -151,18 +154,22 @@ public actor DataPoint {
     /// error.
     ///
     /// - Parameter gracePeriod: How long running operations may take; the configuration's by default.
-    public nonisolated func shutdown(gracePeriod: Duration? = nil) async {
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/storageFailure`` when the store failed to close: what was
+    ///   acknowledged is durable, and what was not may be lost.
+    public nonisolated func shutdown(gracePeriod: Duration? = nil) async throws {
         if core.beginStop(gracePeriod: gracePeriod ?? configuration.shutdownGracePeriod) {
-            try? await core.storage.close()
+            let failure = await core.closeStorage()
+            core.apply { machine, _ in machine.closeFailure = machine.closeFailure ?? failure }
         }
         await core.waitUntilStopped()
+        try core.checkClosed()
     }
 
     /// Stops as a crash would, for crash tests: the store keeps what was acknowledged, records nothing more, and
     /// releases its folder; running operations are cancelled at once.
     package nonisolated func crash() async {
         (core.storage as? FileStorage)?.abandon()
-        await shutdown(gracePeriod: .zero)
+        try? await shutdown(gracePeriod: .zero)
     }
 
     /// Starts a graceful shutdown without waiting for it; ``run()`` returns once it is complete.

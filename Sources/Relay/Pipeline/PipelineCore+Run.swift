@@ -48,12 +48,30 @@ extension PipelineCore {
     /// Closes the store, then ends every event stream and resumes every waiter: once `shutdown()` returns, the store
     /// is released.
     func finishShutdown() async {
-        let closed = (try? await storage.close()) != nil
+        let failure = await closeStorage()
         let now = clock.now
-        let done = transition { $0.completeShutdown(now: now, into: &$1) }
+        let done = transition { machine, actions in
+            machine.closeFailure = failure
+            machine.completeShutdown(now: now, into: &actions)
+        }
         // A closed store has made everything it was given durable; one that failed never will.
-        if closed { events.deliverAll() } else { events.fail() }
+        if failure == nil { events.deliverAll() } else { events.fail() }
         done.actions.perform()
+    }
+
+    /// Closes the store, and returns what it threw.
+    func closeStorage() async -> RelayError? {
+        do {
+            try await storage.close()
+            return nil
+        } catch {
+            return error as? RelayError ?? RelayError(.storageFailure, "the store failed to close: \(error)")
+        }
+    }
+
+    /// What the store threw as it closed, once the DataPoint has stopped.
+    func checkClosed() throws(RelayError) {
+        if let failure = read({ $0.closeFailure }) { throw failure }
     }
 
     /// Waits until the pipeline has started (or stopped), or until the waiting task is cancelled.

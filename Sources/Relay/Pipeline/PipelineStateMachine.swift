@@ -100,6 +100,8 @@ struct PipelineStateMachine: Sendable {
     var suspensionCount = 0
     /// The failure of a write to the store, after which nothing more starts: what runs could not be recorded.
     var storeFailure: RelayError?
+    /// What the store threw as it closed, which ``DataPoint/run()`` and ``DataPoint/shutdown(gracePeriod:)`` report.
+    var closeFailure: RelayError?
     var runningTotal = 0
     var timers = Timers()
     var workers: [UInt64: WorkerState] = [:]

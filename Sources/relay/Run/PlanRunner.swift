@@ -46,7 +46,7 @@ struct PlanRunner: Sendable {
             }
             record = try await commitOrResume(on: point)
         } catch {
-            await point.shutdown()
+            try? await point.shutdown()
             throw error
         }
         let events = point.events()
@@ -85,7 +85,7 @@ struct PlanRunner: Sendable {
         async let running: Void = point.run()
         let unfinished = record.calls.map(\.operation).filter { finishedEarlier[$0] == nil }
         let interrupted = await Self.awaitCalls(unfinished, on: point, deadline: plan.deadline, json: json)
-        await point.shutdown()
+        try await point.shutdown()
         try await running
         var final = await reported
         // Calls that finished during the grace period ended after the event stream did: the store has them.

@@ -18,14 +18,16 @@ enum StoreControl {
                     + "Stop it with Ctrl-C (it resumes when run again), then run this command again; "
                     + "relay status, list, show and events work while it runs.")
         }
+        let result: Result
         do {
-            let result = try await body(point, reader)
-            await point.shutdown()
-            return result
+            result = try await body(point, reader)
         } catch {
-            await point.shutdown()
+            // The body's failure is the one to report.
+            try? await point.shutdown()
             throw error
         }
+        try await point.shutdown()
+        return result
     }
 
     static func cancel(_ text: String, store: URL) async throws -> ExitStatus {

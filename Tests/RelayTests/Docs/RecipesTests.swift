@@ -38,7 +38,7 @@ struct RecipesTests {
                 group.addTask { try await point.run() }
                 let queued = try #require(try point.operations().statuses.first)
                 #expect(try await point.handle(for: queued.id).response.status == 200)
-                await point.shutdown()
+                try await point.shutdown()
                 try await group.waitForAll()
             }
             #expect(server.requests(to: "/profile").count == 1)

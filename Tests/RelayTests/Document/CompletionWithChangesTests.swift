@@ -78,7 +78,7 @@ struct CompletionWithChangesTests {
             try reopened.register(Order.self, as: "orders")
             #expect(reopened.status(of: operation.id)?.state.isTerminal == true)
             #expect(try reopened.model(Order.self, id: order.id) == order)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 

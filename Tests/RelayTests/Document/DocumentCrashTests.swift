@@ -43,7 +43,7 @@ struct DocumentCrashTests {
                 #expect(halves[transaction]?.count == 2, "acknowledged transaction \(transaction) was lost")
                 #expect(point.status(of: id) != nil, "the operation of transaction \(transaction) was lost")
             }
-            await point.shutdown()
+            try await point.shutdown()
         }
     }
 }

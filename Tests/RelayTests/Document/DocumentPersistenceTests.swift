@@ -33,7 +33,7 @@ struct DocumentPersistenceTests {
             try reopened.register(Order.self, as: "orders")
             #expect(try reopened.models(Order.self) == [kept])
             #expect(reopened.status(of: notify.id) != nil)
-            await reopened.shutdown()
+            try await reopened.shutdown()
 
             // The close compacted the journal into the snapshot, which now holds the models.
             let state = try FileStorage.read(at: folder.url)

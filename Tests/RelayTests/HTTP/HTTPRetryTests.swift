@@ -15,7 +15,7 @@ struct HTTPRetryTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await point.run() }
             try await body(point, clock, recorder)
-            await point.shutdown()
+            try await point.shutdown()
             try await group.waitForAll()
         }
     }
@@ -160,7 +160,7 @@ extension HTTPRetryTests {
             let status = try #require(reopened.status(of: operation.id))
             #expect(status.attempts == 0)
             #expect(reopened.recoveryReport?.interruptedOperations == 0)
-            await reopened.shutdown()
+            try await reopened.shutdown()
         }
     }
 }
@@ -183,7 +183,7 @@ extension HTTPRetryTests {
                 group.addTask { try await reopened.run() }
                 #expect(try await reopened.handle(for: operation.id).response.status == 201)
                 #expect(reopened.status(of: operation.id)?.attempts == 2)
-                await reopened.shutdown()
+                try await reopened.shutdown()
                 try await group.waitForAll()
             }
         }

@@ -212,7 +212,7 @@ struct HTTPSecretAndFileTests {
             }
             let writer = try await DataPoint(storage: .file(at: folder.url))
             try await writer.enqueue(operations)
-            await writer.shutdown()
+            try await writer.shutdown()
 
             let executors: [CallKind: any CallExecutor] = [.http: HTTPExecutor(authorizer: Credentials())]
             try await DataPoint.with(storage: .file(at: folder.url), executors: executors) { point in
@@ -240,7 +240,7 @@ struct HTTPSecretAndFileTests {
             let executors: [CallKind: any CallExecutor] = [.http: HTTPExecutor(authorizer: Credentials())]
             let writer = try await DataPoint(storage: .file(at: folder.url), executors: executors)
             try await writer.enqueue(operations)
-            await writer.shutdown()
+            try await writer.shutdown()
 
             // Reopened without it: the authorizer comes in the body, after the restored calls could have started.
             try await DataPoint.with(storage: .file(at: folder.url)) { point in

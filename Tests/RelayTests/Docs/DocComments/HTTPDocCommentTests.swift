@@ -114,7 +114,7 @@ struct HTTPDocCommentTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await point.run() }
             _ = try await point.execute(HTTPCall(url: server.url("/me")))
-            await point.shutdown()
+            try await point.shutdown()
         }
         #expect(server.requests(to: "/me").first?.header("Authorization") == "Bearer secret-token")
     }

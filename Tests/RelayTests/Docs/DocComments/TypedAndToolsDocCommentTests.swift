@@ -59,11 +59,11 @@ struct TypedAndToolsDocCommentTests {
         defer { temporary.remove() }
         do {
             let point = try await DataPoint(storage: .volatile)
-            await point.shutdown()
+            try await point.shutdown()
         }
         let folder = temporary.url
         let point = try await DataPoint(storage: .file(at: folder))
-        await point.shutdown()
+        try await point.shutdown()
         #expect(FileManager.default.fileExists(atPath: folder.path))
     }
 
@@ -109,7 +109,7 @@ struct TypedAndToolsDocCommentTests {
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(5))
             #expect(try await held.value == Data())
-            await point.shutdown()
+            try await point.shutdown()
         }
     }
 
@@ -128,7 +128,7 @@ struct TypedAndToolsDocCommentTests {
             try await point.enqueue(CallOperation(kind: "send"))
         }
         #expect(reopened.recoveryReport?.operationsRecovered == 1)
-        await reopened.shutdown()
+        try await reopened.shutdown()
     }
 
     @Test("a loopback server scripts a retry, then an answer")

@@ -75,6 +75,6 @@ enum LandingPageSnippets {
 
     static func fileStore() async throws {
         let point = try await DataPoint(storage: .file(at: URL(fileURLWithPath: "/var/lib/orders/relay")))
-        await point.shutdown()
+        try await point.shutdown()
     }
 }

@@ -62,7 +62,7 @@ enum HTTPCallsSnippets {
         let point = try await DataPoint(
             storage: .file(at: folder), clock: clock,
             executors: [.http: HTTPExecutor(authorizer: BearerToken(tokens: tokens), clock: clock)])
-        await point.shutdown()
+        try await point.shutdown()
     }
 
     static func observe(_ point: DataPoint, order: CallOperation, log: (String) -> Void) async throws {
