@@ -147,21 +147,8 @@ extension DataPoint {
             _ = try await handle.outcome
             return handle
         }
-        let clock = core.clock
-        let (end, overflow) = clock.now.addingReportingOverflow(max(.zero, deadline).relayNanoseconds)
-        let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = try await handle.outcome
-                return true
-            }
-            group.addTask {
-                try await clock.sleepAsDeadline(until: overflow ? .max : end)
-                return false
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? false
-        }
-        if finished { return handle }
+        let (end, overflow) = core.clock.now.addingReportingOverflow(max(.zero, deadline).relayNanoseconds)
+        if try await handle.outcome(before: overflow ? .max : end) != nil { return handle }
         let status = handle.status
         // It may have finished in the meantime, which the cancel then leaves as it is.
         guard try await cancel(operation.id) else { return handle }

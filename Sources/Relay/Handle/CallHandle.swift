@@ -51,26 +51,74 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// - Throws: ``RelayError`` with code ``RelayError/Code/operationFailed``, ``RelayError/Code/operationCancelled``
     ///   or ``RelayError/Code/operationSkipped`` when the operation did not complete, and the errors of ``outcome``.
     public var value: Data {
-        get async throws {
-            let result = try await completedResult
-            guard record.operation.kind == .http else { return result }
-            return try CallResponse(decoding: result).body
-        }
+        get async throws { try value(of: try await completedResult) }
     }
 
     /// What the executor completed the operation with, as stored: for HTTP, the whole response, encoded.
     var completedResult: Data {
-        get async throws {
-            switch try await outcome {
-            case .completed(let data):
-                return data
-            case .skipped:
-                throw RelayError(.operationSkipped, "operation \(id) was skipped", operationIDs: [id])
-            case .failed(let failure):
-                throw RelayError(.operationFailed, "operation \(id) failed: \(failure)", operationIDs: [id])
-            case .cancelled(let reason):
-                throw RelayError(.operationCancelled, "operation \(id) was cancelled: \(reason)", operationIDs: [id])
+        get async throws { try completed(try await outcome) }
+    }
+
+    /// The operation's terminal state, waiting no longer than `timeout` on the DataPoint's clock.
+    ///
+    /// Past the timeout only the wait ends: the operation goes on, and the handle can be awaited again.
+    ///
+    /// - Parameter timeout: How long to wait.
+    /// - Returns: The operation's terminal state.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/deadlineExceeded`` past the timeout, saying where the
+    ///   operation stands, and the errors of ``outcome``.
+    public func outcome(timeout: Duration) async throws -> CallResult {
+        if let settled = record.settled { return try settled.get() }
+        let clock = core.clock
+        let (end, overflow) = clock.now.addingReportingOverflow(max(.zero, timeout).relayNanoseconds)
+        if let result = try await outcome(before: overflow ? .max : end) { return result }
+        let state = status.map { " It is \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")." } ?? ""
+        throw RelayError(
+            .deadlineExceeded, "operation \(id) did not finish within \(timeout.readable); it goes on.\(state)",
+            operationIDs: [id])
+    }
+
+    /// The result of a completed operation, as ``value``, waiting no longer than `timeout` on the DataPoint's clock.
+    ///
+    /// Past the timeout only the wait ends: the operation goes on.
+    ///
+    /// - Parameter timeout: How long to wait.
+    /// - Returns: The result, as ``value`` gives it.
+    /// - Throws: The errors of ``outcome(timeout:)`` and ``value``.
+    public func value(timeout: Duration) async throws -> Data {
+        try value(of: try completed(try await outcome(timeout: timeout)))
+    }
+
+    /// A completed result as ``value`` gives it: an HTTP call's body, anything else as it is.
+    private func value(of result: Data) throws -> Data {
+        guard record.operation.kind == .http else { return result }
+        return try CallResponse(decoding: result).body
+    }
+
+    /// The operation's terminal state, or `nil` once the clock reaches `deadline` first.
+    func outcome(before deadline: Int64) async throws -> CallResult? {
+        let clock = core.clock
+        return try await withThrowingTaskGroup(of: CallResult?.self) { group in
+            group.addTask { try await outcome }
+            group.addTask {
+                try await clock.sleepAsDeadline(until: deadline)
+                return nil
             }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
+    private func completed(_ result: CallResult) throws(RelayError) -> Data {
+        switch result {
+        case .completed(let data):
+            return data
+        case .skipped:
+            throw RelayError(.operationSkipped, "operation \(id) was skipped", operationIDs: [id])
+        case .failed(let failure):
+            throw RelayError(.operationFailed, "operation \(id) failed: \(failure)", operationIDs: [id])
+        case .cancelled(let reason):
+            throw RelayError(.operationCancelled, "operation \(id) was cancelled: \(reason)", operationIDs: [id])
         }
     }
 
