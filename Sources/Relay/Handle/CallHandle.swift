@@ -72,7 +72,8 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         let clock = core.clock
         let (end, overflow) = clock.now.addingReportingOverflow(max(.zero, timeout).relayNanoseconds)
         if let result = try await outcome(before: overflow ? .max : end) { return result }
-        let state = status.map { " It is \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")." } ?? ""
+        let state =
+            status.map { " It is \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")." } ?? ""
         throw RelayError(
             .deadlineExceeded, "operation \(id) did not finish within \(timeout.readable); it goes on.\(state)",
             operationIDs: [id])
