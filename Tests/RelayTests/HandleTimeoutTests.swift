@@ -4,9 +4,9 @@ import Testing
 
 @testable import Relay
 
-@Suite("S12 awaiting a handle with a timeout", .timeLimit(.minutes(1)))
+@Suite("S34 awaiting a handle with a timeout", .timeLimit(.minutes(1)))
 struct HandleTimeoutTests {
-    @Test("S12: a wait with a timeout ends with deadlineExceeded on the DataPoint's clock; the operation goes on")
+    @Test("S34: a wait with a timeout ends with deadlineExceeded on the DataPoint's clock; the operation goes on")
     func timeoutEndsTheWaitOnly() async throws {
         let gate = Gate()
         try await withManualPoint { point, clock in
@@ -29,7 +29,7 @@ struct HandleTimeoutTests {
         }
     }
 
-    @Test("S12: a wait with a timeout that the operation beats returns its outcome, failures as value's errors")
+    @Test("S34: a wait with a timeout that the operation beats returns its outcome, failures as value's errors")
     func outcomeBeforeTheTimeout() async throws {
         try await withManualPoint { point, _ in
             point.registerBasics()

@@ -42,6 +42,17 @@ extension DataPoint {
         public var metricsWindow: Int
         /// How many events a subscriber buffers before dropping the oldest; 16,384 by default.
         public var eventBufferSize: Int
+        /// The most unfinished operations, pending or running, that the DataPoint holds; 2,000,000 by default.
+        ///
+        /// A commit that would add operations past it fails at once with ``RelayError/Code/overloaded`` and changes
+        /// nothing, so that a service under overload refuses work rather than growing its memory without bound. A
+        /// transaction that enqueues nothing is never refused. Operations restored from a store count, and are kept
+        /// even past a limit lowered since.
+        public var maximumPending: Int
+        /// The most payload bytes of unfinished operations that the DataPoint holds; 1 GiB by default.
+        ///
+        /// Refused as ``maximumPending`` is.
+        public var maximumPendingBytes: Int
 
         /// Creates a configuration.
         ///
@@ -55,6 +66,8 @@ extension DataPoint {
         ///   - shutdownGracePeriod: How long a graceful shutdown waits for running operations.
         ///   - metricsWindow: How many finished operations the percentiles cover.
         ///   - eventBufferSize: How many events a subscriber buffers.
+        ///   - maximumPending: The most unfinished operations.
+        ///   - maximumPendingBytes: The most payload bytes of unfinished operations.
         public init(
             retention: Duration = .seconds(3600),
             maximumRetained: Int = 100_000,
@@ -64,7 +77,9 @@ extension DataPoint {
             maximumPayloadSize: Int = 16 << 20,
             shutdownGracePeriod: Duration = .seconds(10),
             metricsWindow: Int = 10_000,
-            eventBufferSize: Int = 16_384
+            eventBufferSize: Int = 16_384,
+            maximumPending: Int = 2_000_000,
+            maximumPendingBytes: Int = 1 << 30
         ) {
             self.retention = retention
             self.maximumRetained = maximumRetained
@@ -75,6 +90,8 @@ extension DataPoint {
             self.shutdownGracePeriod = shutdownGracePeriod
             self.metricsWindow = metricsWindow
             self.eventBufferSize = eventBufferSize
+            self.maximumPending = maximumPending
+            self.maximumPendingBytes = maximumPendingBytes
         }
 
         /// What the DataPoint and its store keep of finished operations.

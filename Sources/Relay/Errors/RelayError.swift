@@ -50,6 +50,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             case notReplayable
             case operationUnfinished
             case deadlineExceeded
+            case overloaded
         }
 
         private let value: Value
@@ -127,8 +128,14 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Only a finished operation can be purged; cancel it first.
         public static let operationUnfinished = Code(.operationUnfinished)
         /// An operation did not finish within the deadline that ``DataPoint/execute(_:deadline:)-(CallOperation,_)``
-        /// waited for it; it was cancelled.
+        /// waited for it, and it was cancelled; or a handle awaited with a timeout (``CallHandle/value(timeout:)``) saw
+        /// none of it, and the operation goes on.
         public static let deadlineExceeded = Code(.deadlineExceeded)
+        /// The DataPoint holds as many unfinished operations, or payload bytes of them, as its configuration allows.
+        ///
+        /// The limits are ``DataPoint/Configuration/maximumPending`` and ``DataPoint/Configuration/maximumPendingBytes``;
+        /// the commit changed nothing, and the message says which limit is full.
+        public static let overloaded = Code(.overloaded)
 
         /// The code's name, for example `dependencyCycle`.
         public var description: String { value.rawValue }

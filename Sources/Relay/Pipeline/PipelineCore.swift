@@ -72,7 +72,9 @@ final class PipelineCore: Sendable {
         let limits = PipelineStateMachine.Limits(
             retention: configuration.retentionPolicy,
             maximumPayloadSize: configuration.maximumPayloadSize,
-            metricsWindow: configuration.metricsWindow
+            metricsWindow: configuration.metricsWindow,
+            maximumPending: configuration.maximumPending,
+            maximumPendingBytes: configuration.maximumPendingBytes
         )
         self.limits = limits
         state = StateLock(

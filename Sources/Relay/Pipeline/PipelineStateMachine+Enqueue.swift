@@ -28,6 +28,9 @@ extension PipelineStateMachine {
         guard !admission.fresh.isEmpty else {
             return admission.known.map { graph[$0.slot].record }
         }
+        try checkBacklog(adding: admission.fresh.count, bytes: admission.freshBytes)
+        unfinishedCount += admission.fresh.count
+        unfinishedBytes += admission.freshBytes
         let snapshot = graph.nextSnapshot
         let usable = prebuilt.count == batch.count && prebuilt.first?.operation.snapshot == snapshot
         let candidates = usable ? prebuilt : OperationRecord.records(for: batch, snapshot: snapshot)
@@ -50,6 +53,22 @@ extension PipelineStateMachine {
             records[known.position] = known.twin.map { candidates[$0] } ?? graph[known.slot].record
         }
         return records
+    }
+
+    /// Refuses a commit whose new operations would take the unfinished ones past the limits.
+    func checkBacklog(adding count: Int, bytes: Int) throws(RelayError) {
+        if unfinishedCount + count > limits.maximumPending {
+            throw RelayError(
+                .overloaded,
+                "the DataPoint holds \(unfinishedCount) unfinished operations and this commit adds \(count); "
+                    + "maximumPending is \(limits.maximumPending). Retry once some finish")
+        }
+        if unfinishedBytes + bytes > limits.maximumPendingBytes {
+            throw RelayError(
+                .overloaded,
+                "the unfinished operations' payloads hold \(unfinishedBytes) bytes and this commit adds \(bytes); "
+                    + "maximumPendingBytes is \(limits.maximumPendingBytes). Retry once some finish")
+        }
     }
 
     /// Checks every operation before the first one the directory rejected, in commit order, and returns each new

@@ -215,6 +215,8 @@ extension PipelineStateMachine {
         if previous == .ready { lanes[l].readyCount -= 1 }
         lanes[l].counts.pending -= 1
         lanes[l].counts.countFinished(result)
+        unfinishedCount -= 1
+        unfinishedBytes -= graph[slot].record.operation.payload.count
         graph[slot].finish(result, now: now)
         if graph[slot].firstStartedAt != OperationSlot.never {
             queueWaits.record(graph[slot].firstStartedAt - graph[slot].enqueuedAt)

@@ -62,6 +62,8 @@ extension PipelineStateMachine {
                 continue
             }
             lanes[l].counts.pending += 1
+            unfinishedCount += 1
+            unfinishedBytes += graph[slot].record.operation.payload.count
             if lanes[l].algorithm == .commitGraph { lanes[l].openCommit(graph[slot].snapshot) }
         }
         retention.keep(restored: finished)

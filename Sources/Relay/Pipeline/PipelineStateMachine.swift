@@ -19,6 +19,8 @@ struct PipelineStateMachine: Sendable {
         var retention: RetentionPolicy
         var maximumPayloadSize: Int
         var metricsWindow: Int
+        var maximumPending = Int.max
+        var maximumPendingBytes = Int.max
     }
 
     enum Lifecycle: Sendable, Equatable {
@@ -103,6 +105,9 @@ struct PipelineStateMachine: Sendable {
     /// What the store threw as it closed, which ``DataPoint/run()`` and ``DataPoint/shutdown(gracePeriod:)`` report.
     var closeFailure: RelayError?
     var runningTotal = 0
+    /// The operations not finished yet, pending or running, and their payloads' bytes, which the limits bound.
+    var unfinishedCount = 0
+    var unfinishedBytes = 0
     var timers = Timers()
     var workers: [UInt64: WorkerState] = [:]
     var doomedWorkers = 0

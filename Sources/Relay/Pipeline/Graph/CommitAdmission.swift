@@ -19,6 +19,8 @@ struct CommitAdmission: Sendable {
     var fresh: [Int32] = []
     /// Each new operation's position in the commit.
     var positions: [Int32] = []
+    /// The new operations' payload bytes.
+    var freshBytes = 0
     var known: [Known] = []
     var edges = CommitEdges()
     /// The first operation the preparation found invalid; no slot was taken from there on.
@@ -64,6 +66,7 @@ extension OperationDirectory {
                 }
                 admission.fresh.append(slot)
                 admission.positions.append(Int32(position))
+                admission.freshBytes += batch[position].payload.count
             }
         }
         admission.dependencyError = dependencyError(of: &admission)
