@@ -232,3 +232,31 @@ struct LifecycleTests {
         }
     }
 }
+
+@Suite("S32 readiness", .timeLimit(.minutes(1)))
+struct ReadinessTests {
+    @Test("S32: ready() returns once run() has started the engine, and throws once the DataPoint stops first")
+    func readyWhenRunning() async throws {
+        let point = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+        point.registerBasics()
+        let waiter = Task { try await point.ready() }
+        let engine = Task { try await point.run() }
+        try await waiter.value
+        _ = try await point.enqueue(CallOperation(kind: .noop)).value
+        try await point.ready()
+        try await point.shutdown()
+        try await engine.value
+        let error = await #expect(throws: RelayError.self) { try await point.ready() }
+        #expect(error?.code == .shutdown)
+
+        let never = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+        let waiting = Task { try await never.ready() }
+        try await never.shutdown()
+        let stopped = await #expect(throws: RelayError.self) { try await waiting.value }
+        #expect(stopped?.code == .shutdown)
+        let cancelled = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+        let abandoned = Task { try await cancelled.ready() }
+        abandoned.cancel()
+        await #expect(throws: CancellationError.self) { try await abandoned.value }
+    }
+}

@@ -147,6 +147,26 @@ public actor DataPoint {
         try core.checkClosed()
     }
 
+    /// Returns once the DataPoint runs: its store is restored, as it is once `init` returns, and ``run()`` has
+    /// started the engine, so that operations start as they are enqueued.
+    ///
+    /// ServiceLifecycle starts a group's services one after another without waiting for any to be ready; a service
+    /// that must not take work before Relay runs, such as an HTTP server, awaits this first.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/shutdown`` when the DataPoint stops before it runs, or has
+    ///   begun to stop; `CancellationError` when the waiting task is cancelled first.
+    public nonisolated func ready() async throws {
+        await core.waitUntilStarted()
+        switch core.read(\.lifecycle) {
+        case .running:
+            return
+        case .stopping, .stopped:
+            throw RelayError(.shutdown, "the DataPoint has shut down, or begun to, so it will not run")
+        case .idle:
+            throw CancellationError()
+        }
+    }
+
     /// Stops starting operations, lets running ones finish within the grace period, then cancels them, and waits
     /// until the DataPoint has stopped.
     ///
