@@ -49,6 +49,12 @@ extension DataPoint {
         /// transaction that enqueues nothing is never refused. Operations restored from a store count, and are kept
         /// even past a limit lowered since.
         public var maximumPending: Int
+        /// How many of the latest events the DataPoint keeps for subscribers that come back after a sequence number
+        /// (``DataPoint/events(after:bufferSize:)``); none by default.
+        ///
+        /// With none kept, events are built only while someone subscribes; with some kept, every event is built, which
+        /// a busy DataPoint pays for in each transition.
+        public var eventHistorySize: Int
         /// The most payload bytes of unfinished operations that the DataPoint holds; 1 GiB by default.
         ///
         /// Refused as ``maximumPending`` is.
@@ -68,6 +74,7 @@ extension DataPoint {
         ///   - eventBufferSize: How many events a subscriber buffers.
         ///   - maximumPending: The most unfinished operations.
         ///   - maximumPendingBytes: The most payload bytes of unfinished operations.
+        ///   - eventHistorySize: How many of the latest events to keep for subscribers that come back.
         public init(
             retention: Duration = .seconds(3600),
             maximumRetained: Int = 100_000,
@@ -79,7 +86,8 @@ extension DataPoint {
             metricsWindow: Int = 10_000,
             eventBufferSize: Int = 16_384,
             maximumPending: Int = 2_000_000,
-            maximumPendingBytes: Int = 1 << 30
+            maximumPendingBytes: Int = 1 << 30,
+            eventHistorySize: Int = 0
         ) {
             self.retention = retention
             self.maximumRetained = maximumRetained
@@ -92,6 +100,7 @@ extension DataPoint {
             self.eventBufferSize = eventBufferSize
             self.maximumPending = maximumPending
             self.maximumPendingBytes = maximumPendingBytes
+            self.eventHistorySize = eventHistorySize
         }
 
         /// What the DataPoint and its store keep of finished operations.

@@ -258,6 +258,31 @@ extension DataPoint {
             ?? CallEventStream(lifetime: SubscriptionLifetime(subscription: EventSubscription(capacity: 1)) {})
     }
 
+    /// Every event after `sequenceNumber`: what the DataPoint still keeps of those it missed, then every event from now
+    /// on, as ``events(bufferSize:)`` gives them.
+    ///
+    /// A client that streams events and reconnects, such as a server-sent-events client sending `Last-Event-ID`, passes
+    /// the last number it saw and misses nothing the DataPoint keeps (``Configuration/eventHistorySize``, none by
+    /// default). When events it missed are no longer kept, the stream says so first: a
+    /// ``CallEvent/Kind/dropped(_:)`` notice counts them, names no finished operation, and says that it does not
+    /// (``DroppedEvents/namesEveryFinished`` is `false`), so that the client reads the state of what it follows.
+    /// Numbers start at 1 as a DataPoint opens: a number from an earlier run replays everything kept, after such a
+    /// notice counting nothing.
+    ///
+    /// ```swift
+    /// for await event in point.events(after: lastEventID) {
+    ///     send(event, id: event.sequenceNumber)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sequenceNumber: The last number the subscriber saw; 0 for none.
+    ///   - bufferSize: How many events to buffer before dropping the oldest; the configuration's by default.
+    /// - Returns: The events; the stream ends when the DataPoint begins to shut down.
+    public nonisolated func events(after sequenceNumber: UInt64, bufferSize: Int? = nil) -> CallEventStream {
+        core.subscribe(after: sequenceNumber, bufferSize: bufferSize ?? configuration.eventBufferSize)
+    }
+
     /// One operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to
     /// shut down (see ``events(bufferSize:)``).
     ///

@@ -14,6 +14,27 @@ struct EventHub: Sendable {
     private var lastCollection: (name: String, followers: [(id: UInt64, sink: any EventSink)])?
     private var nextSubscriberID: UInt64 = 1
     private(set) var nextSequenceNumber: UInt64 = 1
+    /// The latest events, kept for subscribers that come back after a sequence number; a subscriber to everything.
+    private(set) var history: EventHistory?
+
+    /// Keeps the latest `capacity` events from now on; every event is then built, as for any subscriber.
+    mutating func keepHistory(_ capacity: Int) {
+        let history = EventHistory(capacity: capacity)
+        self.history = history
+        _ = subscribe(history, to: nil)
+    }
+
+    /// Subscribes `sink` to everything from now on, and owes it, before any later event, what it missed after
+    /// `sequenceNumber`.
+    mutating func subscribe(
+        _ sink: any EventSink, after sequenceNumber: UInt64, date: Date, into batch: inout EventBatch
+    ) -> UInt64 {
+        flush(&batch)
+        let catchUp = EventCatchUp(
+            history: history, after: sequenceNumber, through: nextSequenceNumber - 1, date: date)
+        batch.steps.append(.catchUp(sink, catchUp))
+        return subscribe(sink, to: nil)
+    }
 
     /// Whether any subscriber exists; when not, events are never built.
     var isActive: Bool { !everything.isEmpty || !perOperation.isEmpty || !perCollection.isEmpty }

@@ -12,6 +12,8 @@ final class EventOutbox: Sendable {
     enum Step: Sendable {
         case deliver(any EventSink, [CallEvent])
         case close(any EventSink)
+        /// A subscriber that came back after a sequence number is given what it missed, before any later event.
+        case catchUp(any EventSink, EventCatchUp)
     }
 
     private struct State {
@@ -72,6 +74,11 @@ final class EventOutbox: Sendable {
                 if delivery.needsWake { wakes.append(sink) }
             case .close(let sink):
                 if sink.close() { wakes.append(sink) }
+            case .catchUp(let sink, let catchUp):
+                guard !failed else { continue }
+                let delivery = sink.receive(catchUp.events())
+                dropped += delivery.dropped
+                if delivery.needsWake { wakes.append(sink) }
             }
         }
     }

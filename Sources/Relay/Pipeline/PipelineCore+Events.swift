@@ -11,6 +11,15 @@ extension PipelineCore {
         return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }
     }
 
+    /// Every event from now on, after what the subscriber missed since `sequenceNumber`.
+    func subscribe(after sequenceNumber: UInt64, bufferSize: Int) -> CallEventStream {
+        let subscription = EventSubscription(capacity: bufferSize)
+        let now = clock.now
+        let subscribed = transition { $0.subscribe(subscription, after: sequenceNumber, now: now, into: &$1) }
+        perform(subscribed)
+        return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: nil) }
+    }
+
     /// A stream of the document's changes to `collection`, or to all of them when it is `nil`.
     func subscribe(toCollection collection: String?, bufferSize: Int) -> CallEventStream {
         let subscription = EventSubscription(capacity: bufferSize)

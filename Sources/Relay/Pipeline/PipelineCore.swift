@@ -74,7 +74,8 @@ final class PipelineCore: Sendable {
             maximumPayloadSize: configuration.maximumPayloadSize,
             metricsWindow: configuration.metricsWindow,
             maximumPending: configuration.maximumPending,
-            maximumPendingBytes: configuration.maximumPendingBytes
+            maximumPendingBytes: configuration.maximumPendingBytes,
+            eventHistorySize: configuration.eventHistorySize
         )
         self.limits = limits
         state = StateLock(

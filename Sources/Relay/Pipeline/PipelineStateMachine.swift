@@ -21,6 +21,7 @@ struct PipelineStateMachine: Sendable {
         var metricsWindow: Int
         var maximumPending = Int.max
         var maximumPendingBytes = Int.max
+        var eventHistorySize = 0
     }
 
     enum Lifecycle: Sendable, Equatable {
@@ -142,6 +143,7 @@ struct PipelineStateMachine: Sendable {
         self.limits = limits
         self.recording = recording
         document = Document(durableAtOnce: !recording)
+        if limits.eventHistorySize > 0 { hub.keepHistory(limits.eventHistorySize) }
         retention = Retention(limits.retention)
         queueWaits = LatencyWindow(capacity: limits.metricsWindow)
         runTimes = LatencyWindow(capacity: limits.metricsWindow)
@@ -243,6 +245,17 @@ struct PipelineStateMachine: Sendable {
             return 0
         }
         return hub.subscribe(sink, toCollection: collection)
+    }
+
+    /// Subscribes `sink` to every event from now on, after what it missed since `sequenceNumber`.
+    mutating func subscribe(
+        _ sink: any EventSink, after sequenceNumber: UInt64, now: Int64, into actions: inout PipelineActions
+    ) -> UInt64 {
+        guard !hasStopped(for: sink) else {
+            hub.close(sink, in: &actions.events)
+            return 0
+        }
+        return hub.subscribe(sink, after: sequenceNumber, date: date(now), into: &actions.events)
     }
 
     mutating func unsubscribe(_ id: UInt64, fromCollection collection: String?) {

@@ -105,6 +105,24 @@ struct ExecutionDocCommentTests {
         }
     }
 
+    @Test("a client that comes back after the last event it saw gets the events after it")
+    func resumedEvents() async throws {
+        let point = try await DataPoint(
+            storage: .volatile, configuration: DataPoint.Configuration(eventHistorySize: 100))
+        try await point.suspend()
+        _ = try await point.resume()
+        let lastEventID: UInt64 = 1
+        var sent: [UInt64] = []
+        func send(_ event: CallEvent, id: UInt64) {
+            sent.append(id)
+            point.beginShutdown()
+        }
+        for await event in point.events(after: lastEventID) {
+            send(event, id: event.sequenceNumber)
+        }
+        #expect(sent == [2])
+    }
+
     @Test("an operation's events carry its attempts' reports")
     func attemptReports() async throws {
         try await DataPoint.testing { point, _ in
