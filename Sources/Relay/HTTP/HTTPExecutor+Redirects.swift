@@ -4,11 +4,11 @@ import Foundation
 extension HTTPExecutor {
     /// The next request when the response is a redirect the call follows, or `nil`.
     func redirect(
-        from request: HTTPRequest,
+        from request: CallRequest,
         _ response: HTTPTransportResponse,
         call: HTTPCall,
         after redirects: Int
-    ) -> HTTPRequest? {
+    ) -> CallRequest? {
         guard [301, 302, 303, 307, 308].contains(response.status), redirects < call.maximumRedirects,
             let location = response.headers.headerValue("Location"),
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL,

@@ -10,7 +10,7 @@ import Foundation
 extension HTTPExecutor {
     /// The outcome of a final response, and the response as the caller sees it.
     func finish(
-        _ request: HTTPRequest,
+        _ request: CallRequest,
         _ response: HTTPTransportResponse,
         call: HTTPCall,
         context: CallContext,

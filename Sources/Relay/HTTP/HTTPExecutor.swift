@@ -73,7 +73,7 @@ public struct HTTPExecutor: CallExecutor {
         if let destination = call.destination, Self.isFolder(destination) {
             return .failed(reason: "the download's destination \(destination.path) is a folder; name a file in it")
         }
-        var request = HTTPRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
+        var request = CallRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
         if call.method.isUnsafe && request.headers.headerValue("Idempotency-Key") == nil {
             request.setHeader("Idempotency-Key", context.idempotencyKey)
         }
@@ -123,7 +123,7 @@ public struct HTTPExecutor: CallExecutor {
         else { return true }
         let probe = HTTPCall(method: .head, url: root, timeout: .seconds(10))
         var measured = Measurement(started: clock.now)
-        let request = HTTPRequest(method: .head, url: root)
+        let request = CallRequest(method: .head, url: root)
         let deadline = Self.deadline(after: probe.timeout, from: measured.started)
         guard case .responded = try? await send(request, for: probe, until: deadline, measuring: &measured)
         else {
@@ -184,7 +184,7 @@ public struct HTTPExecutor: CallExecutor {
     /// The deadline lives with the attempt: the request races a sleep on the executor's clock, and the pipeline hears
     /// of neither.
     private func send(
-        _ request: HTTPRequest,
+        _ request: CallRequest,
         for call: HTTPCall,
         until deadline: Int64,
         measuring measured: inout Measurement

@@ -16,7 +16,7 @@ public protocol HTTPTransport: Sendable {
     /// - Returns: The response; its body is empty when it went to `file`.
     /// - Throws: ``HTTPTransportError`` for network failures, `CancellationError` when cancelled.
     func send(
-        _ request: HTTPRequest,
+        _ request: CallRequest,
         writingBodyTo file: URL?,
         onResponseHeaders: @escaping @Sendable () -> Void
     ) async throws -> HTTPTransportResponse

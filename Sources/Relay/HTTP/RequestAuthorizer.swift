@@ -5,7 +5,7 @@ import Foundation
 /// ```swift
 /// struct BearerToken: RequestAuthorizer {
 ///     let tokens: TokenStore
-///     func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+///     func authorize(_ request: inout CallRequest, for operation: CallOperation) async throws {
 ///         request.setSecretHeader("Authorization", "Bearer \(try await tokens.current())")
 ///     }
 /// }
@@ -17,8 +17,8 @@ public protocol RequestAuthorizer: Sendable {
     /// Adds credentials to a request that is about to be sent.
     ///
     /// - Parameters:
-    ///   - request: The request; set credentials with ``HTTPRequest/setSecretHeader(_:_:)``.
+    ///   - request: The request; set credentials with ``CallRequest/setSecretHeader(_:_:)``.
     ///   - operation: The operation the request belongs to.
     /// - Throws: Any error; the attempt fails and is retried under the operation's retry policy.
-    func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws
+    func authorize(_ request: inout CallRequest, for operation: CallOperation) async throws
 }

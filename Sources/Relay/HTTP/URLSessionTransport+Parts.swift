@@ -7,7 +7,7 @@ import Foundation
 /// Downloads in parts: byte ranges asked for one after the other, so that no more than a part is ever in memory.
 extension URLSessionTransport {
     /// Whether a request's body may be asked for in parts: a `GET` with no body and no range of its own.
-    static func downloadsInParts(_ request: HTTPRequest) -> Bool {
+    static func downloadsInParts(_ request: CallRequest) -> Bool {
         guard request.method == .get, case .none = request.body else { return false }
         return request.headers.headerValue("Range") == nil && request.headers.headerValue("If-Range") == nil
     }

@@ -98,7 +98,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Returns: The response.
     /// - Throws: ``HTTPTransportError``, or `CancellationError` when cancelled.
     public func send(
-        _ request: HTTPRequest,
+        _ request: CallRequest,
         writingBodyTo file: URL?,
         onResponseHeaders: @escaping @Sendable () -> Void
     ) async throws -> HTTPTransportResponse {

@@ -10,7 +10,7 @@ struct EnvironmentAuthorizer: RequestAuthorizer {
 
     let environment: [String: String]
 
-    func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+    func authorize(_ request: inout CallRequest, for operation: CallOperation) async throws {
         for (key, template) in operation.persistentUserInfo where key.hasPrefix(Self.userInfoPrefix) {
             let header = String(key.dropFirst(Self.userInfoPrefix.count))
             request.setSecretHeader(header, try expand(template, header: header))

@@ -18,7 +18,7 @@ struct DownloadPartsTests {
         let file = folder.url.appendingPathComponent("download.bin")
         let transport = URLSessionTransport(downloadPartSize: partSize)
         let response = try await transport.send(
-            HTTPRequest(method: .get, url: url), writingBodyTo: file, onResponseHeaders: {})
+            CallRequest(method: .get, url: url), writingBodyTo: file, onResponseHeaders: {})
         return (response, try Data(contentsOf: file))
     }
 

@@ -13,7 +13,7 @@ struct HTTPSecretAndFileTests {
     static let apiKey = "k3y-value-0042"
 
     struct Credentials: RequestAuthorizer {
-        func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+        func authorize(_ request: inout CallRequest, for operation: CallOperation) async throws {
             request.setSecretHeader("Authorization", HTTPSecretAndFileTests.token)
             request.setSecretHeader("X-Api-Key", HTTPSecretAndFileTests.apiKey)
         }

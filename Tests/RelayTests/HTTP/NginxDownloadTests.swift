@@ -133,7 +133,7 @@ struct NginxDownloadTests {
             let destination = downloads.appendingPathComponent("file.bin")
             let transport = URLSessionTransport(downloadPartSize: 2 << 20)
             let response = try await transport.send(
-                HTTPRequest(method: .get, url: nginx.url("file.bin")), writingBodyTo: destination, onResponseHeaders: {}
+                CallRequest(method: .get, url: nginx.url("file.bin")), writingBodyTo: destination, onResponseHeaders: {}
             )
             #expect(response.status == 200)
             #expect(response.headers.first { $0.key.lowercased() == "content-length" }?.value == String(5 << 20))

@@ -53,7 +53,7 @@ enum HTTPCallsSnippets {
 
     struct BearerToken: RequestAuthorizer {
         let tokens: TokenStore
-        func authorize(_ request: inout HTTPRequest, for operation: CallOperation) async throws {
+        func authorize(_ request: inout CallRequest, for operation: CallOperation) async throws {
             request.setSecretHeader("Authorization", "Bearer \(try await tokens.current())")
         }
     }

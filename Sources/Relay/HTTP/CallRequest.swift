@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Headers set with ``setSecretHeader(_:_:)`` are sent and never stored, shown in events, descriptions or errors, or
 /// sent to another origin after a redirect. `Authorization` and `Proxy-Authorization` are always treated that way.
-public struct HTTPRequest: Sendable, CustomStringConvertible {
+public struct CallRequest: Sendable, CustomStringConvertible {
     /// The method.
     public var method: HTTPCall.Method
     /// The URL.
@@ -59,7 +59,7 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     }
 
     /// The request without its secret headers, for a redirect to another origin.
-    var withoutSecrets: HTTPRequest {
+    var withoutSecrets: CallRequest {
         var stripped = self
         for name in headers.keys where secretHeaderNames.contains(name.lowercased()) { stripped.headers[name] = nil }
         return stripped
@@ -68,3 +68,8 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     /// The method and URL, without secrets or query.
     public var description: String { "\(method) \(url.redactedForDisplay)" }
 }
+
+/// The name ``CallRequest`` had before, when it clashed with the `HTTPRequest` of swift-http-types, which server
+/// frameworks re-export.
+@available(*, deprecated, renamed: "CallRequest")
+public typealias HTTPRequest = CallRequest
