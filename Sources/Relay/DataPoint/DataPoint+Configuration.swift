@@ -55,6 +55,10 @@ extension DataPoint {
         /// With none kept, events are built only while someone subscribes; with some kept, every event is built, which
         /// a busy DataPoint pays for in each transition.
         public var eventHistorySize: Int
+        /// What watches the DataPoint's operations for logs, metrics and traces; none by default.
+        ///
+        /// See ``CallObserver``; the first observer's ``CallObserver/attempt(_:number:_:)`` runs outermost.
+        public var observers: [any CallObserver] = []
         /// The most payload bytes of unfinished operations that the DataPoint holds; 1 GiB by default.
         ///
         /// Refused as ``maximumPending`` is.

@@ -207,6 +207,18 @@ public struct CallOperation: Codable, Sendable, Identifiable, Hashable {
         storage === other.storage || storage.fields == other.storage.fields
     }
 
+    /// Whether an operation named again is the one known: the same content, but for what observers carry, which two
+    /// enqueues of one operation may differ in.
+    func isSameWork(as other: CallOperation) -> Bool {
+        if hasSameContent(as: other) { return true }
+        guard storage.fields.persistentUserInfo != other.storage.fields.persistentUserInfo else { return false }
+        var mine = storage.fields
+        var theirs = other.storage.fields
+        mine.persistentUserInfo = userInfoWithoutCarrier
+        theirs.persistentUserInfo = other.userInfoWithoutCarrier
+        return mine == theirs
+    }
+
     /// Whether two operations are equal, snapshot included.
     public static func == (lhs: CallOperation, rhs: CallOperation) -> Bool {
         lhs.snapshot == rhs.snapshot && lhs.hasSameContent(as: rhs)

@@ -26,11 +26,13 @@ struct PipelineActions: Sendable {
     /// Records of forgotten operations, let go after the lock is released: the last release frees the record, and
     /// freeing a commit's worth of them inside the lock kept workers waiting.
     var released: [OperationRecord] = []
+    /// Operations that finished, for the observers, once the transition is durable.
+    var finishes: [(CallOperation, CallResult, CallMetrics)] = []
 
     /// Whether nothing is left to perform once the lock is let go.
     var isEmpty: Bool {
         settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && stallWakes.isEmpty
-            && released.isEmpty
+            && released.isEmpty && finishes.isEmpty
     }
 
     /// Empties every list and keeps its storage, for the next step to fill; a worker's steps mostly leave them empty.
@@ -45,11 +47,22 @@ struct PipelineActions: Sendable {
         spawnWakes.removeAll(keepingCapacity: true)
         stallWakes.removeAll(keepingCapacity: true)
         released.removeAll(keepingCapacity: true)
+        finishes.removeAll(keepingCapacity: true)
     }
 
     /// Turns every outcome into `error`, when the transition could not be made durable.
     mutating func failResults(with error: RelayError) {
         settlements = settlements.map { ($0.0, .failure(error)) }
+    }
+
+    /// Tells the observers of finished operations, then resumes what waits and settles the outcomes; outside the
+    /// lock, once the transition is durable.
+    func perform(observers: [any CallObserver]) {
+        // Before the handles: once a handle has its outcome, the observers have heard of it.
+        for (operation, result, metrics) in finishes {
+            for observer in observers { observer.finished(operation, result: result, metrics: metrics) }
+        }
+        perform()
     }
 
     /// Resumes what waits and settles the outcomes; outside the lock, once the transition is durable.

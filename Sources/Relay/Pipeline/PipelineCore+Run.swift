@@ -56,7 +56,7 @@ extension PipelineCore {
         }
         // A closed store has made everything it was given durable; one that failed never will.
         if failure == nil { events.deliverAll() } else { events.fail() }
-        done.actions.perform()
+        done.actions.perform(observers: configuration.observers)
     }
 
     /// Closes the store, and returns what it threw.
@@ -281,6 +281,7 @@ extension PipelineCore {
                 ends.append(.init(slot: job.slot, end: .returned))
                 for claimed in jobs { ends.append(.init(slot: claimed.slot, end: .returned)) }
             case .run(let job):
+                if observing { observeClaims(CollectionOfOne(job) + jobs) }
                 // At the full limit with nothing more to claim (a bunch of one, say), there is nothing to decide:
                 // the clock, read twice per operation, would cost more than the rest of the loop.
                 let timed = limit < Self.batchLimit || !jobs.isEmpty
@@ -345,6 +346,16 @@ extension PipelineCore {
     }
 
     private func execute(
+        _ job: PipelineStateMachine.Job,
+        link: WorkerLink
+    ) async -> PipelineStateMachine.AttemptEnd {
+        guard !observing else {
+            return await observed(job) { await attempt(job, link: link) }
+        }
+        return await attempt(job, link: link)
+    }
+
+    private func attempt(
         _ job: PipelineStateMachine.Job,
         link: WorkerLink
     ) async -> PipelineStateMachine.AttemptEnd {

@@ -24,6 +24,8 @@ final class PipelineCore: Sendable {
         let records: [OperationRecord]
         let nextSnapshot: UInt64
         let backlog: Bool
+        /// The positions of the commit's new operations.
+        let fresh: [Int32]
     }
 
     /// What the shell still owes an event once the lock is let go, besides its actions.
@@ -62,6 +64,8 @@ final class PipelineCore: Sendable {
     let configuration: DataPoint.Configuration
     /// The state machine's limits, kept here too so that commits are validated before the lock is taken.
     let limits: PipelineStateMachine.Limits
+    /// Whether the configuration has observers, read on every attempt and commit.
+    let observing: Bool
     /// The snapshot the next commit is likely to get: a hint for building records outside the lock.
     private let expectedSnapshot = Atomic<UInt64>(1)
 
@@ -78,9 +82,11 @@ final class PipelineCore: Sendable {
             eventHistorySize: configuration.eventHistorySize
         )
         self.limits = limits
-        state = StateLock(
-            Locked(machine: PipelineStateMachine(origin: clock.origin, limits: limits, recording: storage.keepsRecords))
-        )
+        observing = !configuration.observers.isEmpty
+        let machine = PipelineStateMachine(
+            origin: clock.origin, limits: limits, recording: storage.keepsRecords,
+            observing: observing)
+        state = StateLock(Locked(machine: machine))
     }
 
     /// The entry into the state machine: applies one event under the lock, writing what it asks for into `actions`.
@@ -162,7 +168,7 @@ final class PipelineCore: Sendable {
         }
         if receipt.stagedModels { changeDocument { $0.publish(through: receipt.ticket) } }
         events.deliver(through: receipt.ticket)
-        actions.perform()
+        actions.perform(observers: configuration.observers)
     }
 
     func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
@@ -174,7 +180,7 @@ final class PipelineCore: Sendable {
     /// once the records it follows are, and performs its actions.
     func perform(_ receipt: Receipt, _ actions: PipelineActions) {
         if receipt.postedEvents { events.deliver(through: nil) }
-        if !actions.isEmpty { actions.perform() }
+        if !actions.isEmpty { actions.perform(observers: configuration.observers) }
     }
 
     func perform<Value>(_ transition: Transition<Value>) {
@@ -239,7 +245,8 @@ final class PipelineCore: Sendable {
     ) async throws(RelayError) -> [OperationRecord] {
         // HTTP calls enqueued where an authorizer authorizes them never go out without one (S18).
         let authorizing = operations.contains { $0.kind == .http } && read { $0.executorIndex[.authorizedHTTP] != nil }
-        let operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
+        var operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
+        if observing { operations = carrying(operations) }
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)
@@ -280,7 +287,9 @@ final class PipelineCore: Sendable {
                     }
                     let backlog = machine.forgetExpired(now: now, limit: max(operations.count, 1), into: &actions)
                     machine.handOverRemoved(to: &directory, into: &actions)
-                    return AppliedCommit(records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog)
+                    return AppliedCommit(
+                        records: records, nextSnapshot: machine.graph.nextSnapshot, backlog: backlog,
+                        fresh: admission.positions)
                 }
             } catch {
                 directory.giveBack(admission.fresh)
@@ -291,6 +300,10 @@ final class PipelineCore: Sendable {
         }
         try await acknowledge(applied)
         expectedSnapshot.store(applied.value.nextSnapshot, ordering: .relaxed)
+        if observing, !applied.value.fresh.isEmpty {
+            let fresh = applied.value.fresh.map { applied.value.records[Int($0)].operation }
+            for observer in configuration.observers { observer.enqueued(fresh) }
+        }
         if applied.value.backlog { forgetExpired() }
         return applied.value.records
     }

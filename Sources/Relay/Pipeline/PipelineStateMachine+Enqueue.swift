@@ -92,7 +92,7 @@ extension PipelineStateMachine {
             if let next = known.first, next.position == position {
                 known.removeFirst()
                 let existing = next.twin.map { batch[$0] } ?? graph[next.slot].record.operation
-                guard existing.hasSameContent(as: batch[position]) else {
+                guard existing.isSameWork(as: batch[position]) else {
                     let id = batch[position].id
                     throw RelayError(
                         .conflictingOperation,

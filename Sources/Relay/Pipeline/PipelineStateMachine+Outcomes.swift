@@ -224,6 +224,7 @@ extension PipelineStateMachine {
         }
         let id = graph[slot].record.id
         if recording { actions.records.append(.finished(id, result, at: date(now))) }
+        if observing { actions.finishes.append((graph[slot].record.operation, result, metrics(of: slot))) }
         leaveOffline(slot, lane: l, now: now, into: &actions)
         if hub.hasSubscribers(for: id) {
             let metrics = metrics(of: slot)

@@ -89,6 +89,8 @@ struct PipelineStateMachine: Sendable {
     let limits: Limits
     /// Whether storage keeps records; when it does not, none are built.
     let recording: Bool
+    /// Whether observers hear of finished operations; when none do, nothing is built for them.
+    let observing: Bool
 
     var graph = OperationGraph()
     var lanes: [Lane] = []
@@ -138,10 +140,11 @@ struct PipelineStateMachine: Sendable {
     var heldDispatches: [Int32] = []
     var generator = SystemRandomNumberGenerator()
 
-    init(origin: Date, limits: Limits, recording: Bool = true) {
+    init(origin: Date, limits: Limits, recording: Bool = true, observing: Bool = false) {
         self.origin = origin
         self.limits = limits
         self.recording = recording
+        self.observing = observing
         document = Document(durableAtOnce: !recording)
         if limits.eventHistorySize > 0 { hub.keepHistory(limits.eventHistorySize) }
         retention = Retention(limits.retention)

@@ -1,6 +1,7 @@
 import Foundation
 import Relay
 import RelayTesting
+import Synchronization
 import Testing
 
 /// The examples in the doc comments of executors, their context, events and queries, as they read there (see
@@ -195,4 +196,27 @@ struct ExecutionDocCommentTests {
 /// The image, resized: here, its bytes reversed.
 private func render(_ image: Data) async throws -> Data {
     Data(image.reversed())
+}
+
+final class Counting: CallObserver {
+    let finishedCount = Mutex(0)
+
+    func finished(_ operation: CallOperation, result: CallResult, metrics: CallMetrics) {
+        finishedCount.withLock { $0 += 1 }
+    }
+}
+
+@Suite("Observer doc comments")
+struct ObserverDocCommentTests {
+    @Test("an observer that counts finished operations")
+    func counting() async throws {
+        let counting = Counting()
+        var configuration = DataPoint.Configuration.testing
+        configuration.observers = [counting]
+        try await DataPoint.with(storage: .volatile, configuration: configuration) { point in
+            point.register(ClosureExecutor { _, _ in .completed(Data()) }, for: .noop)
+            _ = try await point.execute(CallOperation(kind: .noop))
+        }
+        #expect(counting.finishedCount.withLock { $0 } == 1)
+    }
 }
