@@ -13,7 +13,7 @@ struct ReplayRetentionTests {
         var records = [StorageRecord(.commit(snapshot: 1, operations: operations, at: start))]
         for (index, operation) in operations.enumerated() {
             records.append(
-                StorageRecord(.finished(operation.id, .skipped, at: start.addingTimeInterval(Double(index + 1)))))
+                StorageRecord.finished(operation.id, .skipped, at: start.addingTimeInterval(Double(index + 1))))
         }
         return (operations, records)
     }

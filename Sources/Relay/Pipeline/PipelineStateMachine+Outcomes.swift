@@ -223,7 +223,9 @@ extension PipelineStateMachine {
             runTimes.record(graph[slot].runNanoseconds)
         }
         let id = graph[slot].record.id
-        if recording { actions.records.append(.finished(id, result, at: date(now))) }
+        if recording {
+            actions.records.append(.finished(id, result, at: date(now), ran: graph[slot].runNanoseconds))
+        }
         if observing { actions.finishes.append((graph[slot].record.operation, result, metrics(of: slot))) }
         leaveOffline(slot, lane: l, now: now, into: &actions)
         if hub.hasSubscribers(for: id) {

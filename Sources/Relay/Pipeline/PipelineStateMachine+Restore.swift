@@ -42,7 +42,9 @@ extension PipelineStateMachine {
             graph[number].restore(
                 attempts: Int32(clamping: entry.attempts),
                 firstStartedAt: entry.firstStartedAt.map(clock.time(of:)) ?? OperationSlot.never,
-                result: entry.result.map { ($0, entry.finishedAt.map(clock.time(of:)) ?? now) }
+                result: entry.result.map {
+                    ($0, entry.finishedAt.map(clock.time(of:)) ?? now, entry.runTime.relayNanoseconds)
+                }
             )
             if let result = entry.result {
                 settle(record, .success(result), into: &actions)
@@ -68,6 +70,7 @@ extension PipelineStateMachine {
         }
         retention.keep(restored: finished)
         if !finished.isEmpty { rearmTimers(into: &actions) }
+        restoreLatencies(of: finished.sorted { $0.finishedAt < $1.finishedAt }.map(\.slot))
         var cancellations: [(Int32, CallResult)] = []
         for slot in restored where graph[slot].phase == .pending {
             if let blocker = wireDependencies(of: slot, in: directory) { cancellations.append((slot, blocker)) }
@@ -75,5 +78,14 @@ extension PipelineStateMachine {
         for (slot, result) in cancellations { finish(slot, result, now: now, into: &actions) }
         for slot in restored { reevaluate(slot, now: now, into: &actions) }
         forgetBeyondBounds(into: &actions)
+    }
+
+    /// Refills the latency windows from the restored finished operations, oldest first, so that percentiles cover the
+    /// last operations that finished, as they did before the restart; a store that kept no run time gives none.
+    private mutating func restoreLatencies(of finishedInOrder: [Int32]) {
+        for slot in finishedInOrder where graph[slot].firstStartedAt != OperationSlot.never {
+            queueWaits.record(graph[slot].firstStartedAt - graph[slot].enqueuedAt)
+            if graph[slot].runNanoseconds > 0 { runTimes.record(graph[slot].runNanoseconds) }
+        }
     }
 }

@@ -60,7 +60,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         /// The operation has `attempts` attempts after one was given back; `sent` when the attempt had sent its
         /// request, which got no answer (a destination found offline), rather than been given back before it began.
         case attemptReturned(UUID, attempts: Int, sent: Bool)
-        case finished(UUID, CallResult, at: Date)
+        /// `ran` is how long its attempts ran, in nanoseconds, all together.
+        case finished(UUID, CallResult, at: Date, ran: Int64)
         /// A hold was set, or released when `until` is `nil`.
         case held(UUID, until: Date?, context: String?)
         case sequenceConfigured(CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm)
@@ -99,7 +100,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public var operationID: UUID? {
         switch change {
         case .started(let id, _, _), .retryScheduled(let id, _, _, _), .interrupted(let id, _),
-            .attemptReturned(let id, _, _), .finished(let id, _, _), .held(let id, _, _):
+            .attemptReturned(let id, _, _), .finished(let id, _, _, _), .held(let id, _, _):
             id
         case .commit, .sequenceConfigured, .suspensionChanged, .models, .purged:
             nil
@@ -135,7 +136,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     /// When the transition happened, for records that say.
     public var date: Date? {
         switch change {
-        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date),
+        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date, _),
             .models(_, _, let date), .purged(_, let date):
             date
         case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
@@ -205,8 +206,8 @@ extension StorageRecord {
         Self(.attemptReturned(id, attempts: attempts, sent: sent))
     }
 
-    static func finished(_ id: UUID, _ result: CallResult, at date: Date) -> Self {
-        Self(.finished(id, result, at: date))
+    static func finished(_ id: UUID, _ result: CallResult, at date: Date, ran: Int64 = 0) -> Self {
+        Self(.finished(id, result, at: date, ran: ran))
     }
 
     static func purged(_ ids: [UUID], at date: Date) -> Self {

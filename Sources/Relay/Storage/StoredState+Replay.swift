@@ -123,7 +123,7 @@ extension StoredState {
                     entry.attempts = attempts
                     if sent { entry.unansweredSends += 1 }
                 }
-            case .finished(let id, let result, let date):
+            case .finished(let id, let result, let date, let ran):
                 running.remove(id)
                 var duplicate = false
                 update(id) { entry in
@@ -133,6 +133,7 @@ extension StoredState {
                     }
                     entry.result = result
                     entry.finishedAt = date
+                    entry.runTime = .nanoseconds(ran)
                     entry.retryAt = nil
                     entry.holds = [:]
                 }

@@ -65,6 +65,8 @@ public struct StoredOperation: Sendable {
     /// How many times its request went out and got no answer, its attempt given back rather than counted (a
     /// destination found offline): it was sent `attempts + unansweredSends` times.
     public var unansweredSends: Int
+    /// How long its attempts ran, all together, once it finished; zero when the store did not say.
+    public var runTime: Duration
 
     /// Creates a stored operation.
     ///
@@ -80,6 +82,7 @@ public struct StoredOperation: Sendable {
     ///   - holds: Its holds by context.
     ///   - lastFailure: The failure of its last attempt that asked for a retry.
     ///   - unansweredSends: How many times its request went out without an answer, uncounted.
+    ///   - runTime: How long its attempts ran, all together.
     public init(
         operation: CallOperation,
         snapshot: UInt64,
@@ -91,7 +94,8 @@ public struct StoredOperation: Sendable {
         retryAt: Date? = nil,
         holds: [String?: Date] = [:],
         lastFailure: CallFailure? = nil,
-        unansweredSends: Int = 0
+        unansweredSends: Int = 0,
+        runTime: Duration = .zero
     ) {
         self.operation = operation
         self.operation.snapshot = snapshot
@@ -104,6 +108,7 @@ public struct StoredOperation: Sendable {
         self.holds = holds
         self.lastFailure = lastFailure
         self.unansweredSends = unansweredSends
+        self.runTime = runTime
     }
 }
 

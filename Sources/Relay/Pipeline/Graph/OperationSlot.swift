@@ -180,14 +180,15 @@ extension OperationSlot {
     mutating func restore(
         attempts: Int32,
         firstStartedAt: Int64,
-        result: (CallResult, finishedAt: Int64)?
+        result: (CallResult, finishedAt: Int64, ran: Int64)?
     ) {
         self.attempts = attempts
         self.firstStartedAt = firstStartedAt
-        guard let (result, finishedAt) = result else { return }
+        guard let (result, finishedAt, ran) = result else { return }
         phase = .finished
         self.result = result
         self.finishedAt = finishedAt
+        runNanoseconds = ran
     }
 
     /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites

@@ -21,6 +21,8 @@ enum RecordCodec {
         case retryScheduledAfterFailure
         /// An attempt given back after it sent its request, which got no answer, from version 7.
         case attemptReturnedAfterSending
+        /// A terminal state with how long the attempts ran, from version 7.
+        case finishedAfterRunning
     }
 
     // MARK: - Records
@@ -52,11 +54,12 @@ enum RecordCodec {
             writer.byte(sent ? Tag.attemptReturnedAfterSending.rawValue : Tag.attemptReturned.rawValue)
             writer.uuid(id)
             writer.int(attempts)
-        case .finished(let id, let result, let date):
-            writer.byte(Tag.finished.rawValue)
+        case .finished(let id, let result, let date, let ran):
+            writer.byte((ran > 0 ? Tag.finishedAfterRunning : Tag.finished).rawValue)
             writer.uuid(id)
             encode(result, into: &writer)
             writer.date(date)
+            if ran > 0 { writer.varint(UInt64(ran)) }
         case .held(let id, let until, let context):
             writer.byte(Tag.held.rawValue)
             writer.uuid(id)
@@ -109,7 +112,11 @@ enum RecordCodec {
         case .attemptReturnedAfterSending:
             return .attemptReturned(try reader.uuid(), attempts: try reader.counter(), sent: true)
         case .finished:
-            return .finished(try reader.uuid(), try decodeResult(from: &reader), at: try reader.date())
+            return .finished(try reader.uuid(), try decodeResult(from: &reader), at: try reader.date(), ran: 0)
+        case .finishedAfterRunning:
+            return .finished(
+                try reader.uuid(), try decodeResult(from: &reader), at: try reader.date(),
+                ran: Int64(clamping: try reader.varint()))
         case .held:
             let id = try reader.uuid()
             let until = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.date() }
@@ -301,20 +308,29 @@ enum RecordCodec {
         let unanswered = state.operations.enumerated().compactMap { index, entry in
             entry.unansweredSends > 0 ? (index, entry.unansweredSends) : nil
         }
+        let runTimes = state.operations.enumerated().compactMap { index, entry in
+            entry.runTime > .zero ? (index, entry.runTime.relayNanoseconds) : nil
+        }
         // Each section is written only when it or a later one has entries, after the earlier ones, written then even
         // when they have none: a store of an earlier version ends where its sections end.
-        guard !failures.isEmpty || !unanswered.isEmpty else { return }
+        guard !failures.isEmpty || !unanswered.isEmpty || !runTimes.isEmpty else { return }
         if state.models.isEmpty { writer.varint(0) }
         writer.varint(UInt64(failures.count))
         for (index, failure) in failures {
             writer.varint(UInt64(index))
             encode(.failed(failure), into: &writer)
         }
-        guard !unanswered.isEmpty else { return }
+        guard !unanswered.isEmpty || !runTimes.isEmpty else { return }
         writer.varint(UInt64(unanswered.count))
         for (index, count) in unanswered {
             writer.varint(UInt64(index))
             writer.int(count)
+        }
+        guard !runTimes.isEmpty else { return }
+        writer.varint(UInt64(runTimes.count))
+        for (index, nanoseconds) in runTimes {
+            writer.varint(UInt64(index))
+            writer.varint(UInt64(nanoseconds))
         }
     }
 
@@ -377,6 +393,14 @@ enum RecordCodec {
                 let index = try reader.varint()
                 guard index < UInt64(state.operations.count) else { throw ByteReader.Malformed() }
                 state.operations[Int(index)].unansweredSends = try reader.counter()
+            }
+        }
+        // Finished operations' run times follow from version 7, by their place among the operations.
+        if !reader.isAtEnd {
+            for _ in 0..<(try reader.count()) {
+                let index = try reader.varint()
+                guard index < UInt64(state.operations.count) else { throw ByteReader.Malformed() }
+                state.operations[Int(index)].runTime = .nanoseconds(Int64(clamping: try reader.varint()))
             }
         }
         return state

@@ -19,12 +19,14 @@ import Foundation
 /// version 4 a failure that keeps its cause (another tag), which version 3 cannot read; version 5 a document's models
 /// (a record of a transaction's model changes, and the collections after a snapshot's operations); version 6 a record
 /// of finished operations purged before their retention passed, a retry record that keeps the failure it follows,
-/// and, after a snapshot's collections, the last failures of its operations.
+/// and, after a snapshot's collections, the last failures of its operations; version 7 an attempt given back after it
+/// sent its request, a terminal state with how long the attempts ran, and, after the last failures, the operations'
+/// unanswered sends and run times.
 ///
 /// Stores of an earlier version open unchanged: opening one folds it into a snapshot and journal of this version.
 enum StoreFormat {
     /// The version this build writes; it reads every version from 1 up to it.
-    static let version: UInt32 = 6
+    static let version: UInt32 = 7
     /// The size of a header of the current version.
     static let headerSize = 20
     static let frameHeaderSize = 12
