@@ -8,12 +8,17 @@ let package = Package(
     name: "RelayIntegrations",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "RelayPostgres", targets: ["RelayPostgres"])
+        .library(name: "RelayPostgres", targets: ["RelayPostgres"]),
+        .library(name: "RelayServer", targets: ["RelayServer"]),
     ],
     dependencies: [
         .package(name: "Relay", path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
     ],
     targets: [
         .target(
@@ -23,6 +28,29 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // Relay in a Swift server: its lifecycle under ServiceLifecycle, and logs, metrics and traces of its operations.
+        .target(
+            name: "RelayServer",
+            dependencies: [
+                .product(name: "Relay", package: "Relay"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        .testTarget(
+            name: "RelayServerTests",
+            dependencies: [
+                "RelayServer",
+                .product(name: "RelayTesting", package: "Relay"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The process that the crash tests start and kill with SIGKILL.
