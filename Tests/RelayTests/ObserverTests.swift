@@ -1,4 +1,5 @@
 import Foundation
+import RelayTesting
 import Synchronization
 import Testing
 
@@ -101,5 +102,39 @@ struct ObserverTests {
                 #expect(handle.record.operation.carrier == ["trace": "kept"])
             }
         }
+    }
+}
+
+/// An observer that propagates the operation's trace as a header of the attempt's requests.
+private struct PropagatingObserver: CallObserver {
+    func carrier(for operation: CallOperation) -> [String: String] {
+        ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"]
+    }
+
+    func attempt<Result: Sendable>(
+        _ operation: CallOperation, number: Int, _ body: () async -> Result
+    ) async -> Result {
+        let headers = ["traceparent": operation.carrier["traceparent"] ?? ""]
+        return await PropagatedHeaders.$current.withValue(headers) { await body() }
+    }
+}
+
+@Suite("S33 propagated headers", .timeLimit(.minutes(1)))
+struct PropagatedHeaderTests {
+    @Test("S33: an observer's propagated headers go out on every request of the attempt, but not over the call's own")
+    func headersGoOut() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.script("/a", [.status(201)])
+        server.script("/b", [.status(201)])
+        var configuration = DataPoint.Configuration.testing
+        configuration.observers = [PropagatingObserver()]
+        try await DataPoint.with(storage: .volatile, configuration: configuration) { point in
+            _ = try await point.execute(HTTPCall(method: .post, url: server.url("/a")))
+            _ = try await point.execute(
+                HTTPCall(method: .post, url: server.url("/b"), headers: ["traceparent": "mine"]))
+        }
+        #expect(server.requests(to: "/a").first?.header("traceparent")?.hasPrefix("00-4bf92f35") == true)
+        #expect(server.requests(to: "/b").first?.header("traceparent") == "mine")
     }
 }

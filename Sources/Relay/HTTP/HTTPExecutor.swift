@@ -20,7 +20,8 @@ import Synchronization
 ///     executors: [.http: HTTPExecutor(authorizer: BearerToken(tokens: tokens), clock: clock)])
 /// ```
 ///
-/// Per attempt it adds `Idempotency-Key` to unsafe methods, lets the authorizer add credentials, enforces the call's
+/// Per attempt it adds `Idempotency-Key` to unsafe methods and the ``PropagatedHeaders`` of the attempt's task (a trace
+/// context, say), lets the authorizer add credentials, enforces the call's
 /// timeout on its clock (the DataPoint's, unless given another), and follows redirects, dropping secret headers on the
 /// way to another origin. Then:
 /// - an accepted status completes the operation with a ``CallResponse``;
@@ -76,6 +77,9 @@ public struct HTTPExecutor: CallExecutor {
         var request = CallRequest(method: call.method, url: call.url, headers: call.headers, body: call.body)
         if call.method.isUnsafe && request.headers.headerValue("Idempotency-Key") == nil {
             request.setHeader("Idempotency-Key", context.idempotencyKey)
+        }
+        for (name, value) in PropagatedHeaders.current where request.headers.headerValue(name) == nil {
+            request.setHeader(name, value)
         }
         try await authorizer?.authorize(&request, for: operation)
         var measured = Measurement(started: clock.now)
