@@ -68,26 +68,39 @@ struct PostgresStorageTests {
             let configuration = try TestDatabase.connectionConfiguration(database: database)
             let kept = CallOperation(kind: "echo", payload: Data("kept".utf8))
             let refused = CallOperation(kind: "echo", payload: Data("refused".utf8))
-            try await DataPoint.with(storage: .postgres(configuration)) { point in
-                point.register(Self.echo, for: "echo")
-                #expect(try await point.execute(kept) == Data("kept".utf8))
-                // The store's connection is ended from the server's side, as a restarted server would end it.
-                try await client.query(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database) AND pid <> pg_backend_pid()"
-                )
-                let error = await #expect(throws: RelayError.self) { try await point.enqueue(refused) }
-                #expect(error?.code == .storageFailure)
-                // Nothing more starts on a store that can no longer record it; the refused operation never runs.
-                try await point.idle()
-                guard case .pending(let waiting) = point.status(of: refused.id)?.state, waiting.name == "storeFailed"
-                else {
-                    Issue.record("\(String(describing: point.status(of: refused.id)))")
-                    return
-                }
+            // The store cannot close either: the scope says so as it ends.
+            let closing = await #expect(throws: RelayError.self) {
+                try await Self.runUntilRefused(
+                    kept, refused, configuration: configuration, client: client, database: database)
             }
+            #expect(closing?.code == .storageFailure)
             try await DataPoint.with(storage: .postgres(configuration)) { point in
                 #expect(point.status(of: kept.id)?.state == .finished(.completed(Data("kept".utf8))))
                 #expect(point.status(of: refused.id) == nil)
+            }
+        }
+    }
+
+    /// Runs `kept`, ends the store's connection from the server's side, and enqueues `refused`.
+    private static func runUntilRefused(
+        _ kept: CallOperation, _ refused: CallOperation, configuration: PostgresConnection.Configuration,
+        client: PostgresClient, database: String
+    ) async throws {
+        try await DataPoint.with(storage: .postgres(configuration)) { point in
+            point.register(Self.echo, for: "echo")
+            #expect(try await point.execute(kept) == Data("kept".utf8))
+            // The store's connection is ended from the server's side, as a restarted server would end it.
+            try await client.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database) AND pid <> pg_backend_pid()"
+            )
+            let error = await #expect(throws: RelayError.self) { try await point.enqueue(refused) }
+            #expect(error?.code == .storageFailure)
+            // Nothing more starts on a store that can no longer record it; the refused operation never runs.
+            try await point.idle()
+            guard case .pending(let waiting) = point.status(of: refused.id)?.state, waiting.name == "storeFailed"
+            else {
+                Issue.record("\(String(describing: point.status(of: refused.id)))")
+                return
             }
         }
     }
