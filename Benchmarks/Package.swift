@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         // P9 and P10 measure Relay's document beside GRDB on SQLite (the system's libsqlite3).
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // P6a measures Relay over AsyncHTTPClient, from the Integrations package, beside AsyncHTTPClient alone.
+        .package(name: "RelayIntegrations", path: "../Integrations"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         .target(
@@ -34,6 +37,13 @@ let package = Package(
         benchmark("Allocations"),
         benchmark("Document", alsoUsing: [.product(name: "GRDB", package: "GRDB.swift")]),
         benchmark("HTTP", alsoUsing: [.product(name: "RelayTesting", package: "Relay")]),
+        benchmark(
+            "Server",
+            alsoUsing: [
+                .product(name: "RelayTesting", package: "Relay"),
+                .product(name: "RelayServer", package: "RelayIntegrations"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,7 +12,7 @@ loaded=$(mktemp -d)
 loaders=()
 stop_loaders() { [ ${#loaders[@]} -eq 0 ] || kill "${loaders[@]}" 2>/dev/null || true; }
 trap 'stop_loaders; rm -rf "$results" "$one_core" "$loaded"' EXIT
-swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP|Document)$' \
+swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP|Document|Server)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
 # Context for P1's ratio: its Relay and task group workloads again with the whole process on one core, where no wake
 # crosses cores. Only on a full run, and where taskset exists.
@@ -126,6 +126,17 @@ goal P5 "${p5_bytes}B/op" limit "512B/op" "$(ratio "$p5_bytes" 512)" "memory<=51
 read -r p6 p6_session p6_ratio <<<"$(paired "P6 Relay bunch 8 against URLSession TaskGroup width 8 n=1000" \
     relayRequestsPerSecond sessionRequestsPerSecond relayPerMilleOfSession)"
 goal P6 "$p6/s" URLSession8 "$p6_session/s" "$p6_ratio" "ratio>=0.9" "r >= 0.9"
+
+# P6a: the same calls through AsyncHTTPClientTransport (the Integrations package's RelayServer), paired in each
+# iteration with AsyncHTTPClient alone at 8 at once, and with Relay over URLSession.
+read -r p6a p6a_client p6a_ratio <<<"$(paired \
+    "P6a Relay over AsyncHTTPClient bunch 8 against AsyncHTTPClient TaskGroup width 8 n=1000" \
+    relayRequestsPerSecond clientRequestsPerSecond relayPerMilleOfClient)"
+goal P6a "$p6a/s" AsyncHTTPClient8 "$p6a_client/s" "$p6a_ratio" "ratio>=0.9" "r >= 0.9"
+read -r p6a_over p6a_session p6a_session_ratio <<<"$(paired \
+    "P6a Relay over AsyncHTTPClient against Relay over URLSession bunch 8 n=1000" \
+    clientTransportRequestsPerSecond sessionTransportRequestsPerSecond clientTransportPerMilleOfSession)"
+goal P6a "$p6a_over/s" RelayOverURLSession8 "$p6a_session/s" "$p6a_session_ratio" "ratio>=2.5" "r >= 2.5"
 
 p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")

@@ -1,0 +1,128 @@
+import AsyncHTTPClient
+import Benchmark
+import Foundation
+import Measuring
+import Relay
+import RelayServer
+import RelayTesting
+
+/// P6a: Relay's HTTP calls through `AsyncHTTPClientTransport`, paired within each iteration with AsyncHTTPClient
+/// alone at the same concurrency, and with Relay over URLSession, on the same loopback server.
+let benchmarks: @Sendable () -> Void = {
+    let count = 1000
+    let width = 8
+    let configuration = { (paired: PairedMeasurement) in
+        Benchmark.Configuration(
+            metrics: paired.metrics, warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 15)
+    }
+    let againstClient = PairedMeasurement(
+        first: "relayRequestsPerSecond", second: "clientRequestsPerSecond", ratio: "relayPerMilleOfClient",
+        ratioPolarity: .prefersLarger)
+    Benchmark(
+        "P6a Relay over AsyncHTTPClient bunch \(width) against AsyncHTTPClient TaskGroup width \(width) n=\(count)",
+        configuration: configuration(againstClient)
+    ) { benchmark in
+        let times = try await onEveryCore {
+            try await withServerAndClient { url, client in
+                try await withPoint(transport: AsyncHTTPClientTransport(), width: width) { point in
+                    try await run(url, count: count, on: point)
+                    try await fetch(url, count: count, width: width, with: client)
+                    return try await PairedMeasurement.alternate {
+                        try await timed { try await run(url, count: count, on: point) }
+                    } second: {
+                        try await timed { try await fetch(url, count: count, width: width, with: client) }
+                    }
+                }
+            }
+        }
+        againstClient.record(times, count: count, in: benchmark)
+    }
+    let againstSession = PairedMeasurement(
+        first: "clientTransportRequestsPerSecond", second: "sessionTransportRequestsPerSecond",
+        ratio: "clientTransportPerMilleOfSession", ratioPolarity: .prefersLarger)
+    Benchmark(
+        "P6a Relay over AsyncHTTPClient against Relay over URLSession bunch \(width) n=\(count)",
+        configuration: configuration(againstSession)
+    ) { benchmark in
+        let times = try await onEveryCore {
+            try await withServerAndClient { url, _ in
+                try await withPoint(transport: AsyncHTTPClientTransport(), width: width) { overClient in
+                    try await withPoint(transport: URLSessionTransport.shared, width: width) { overSession in
+                        try await run(url, count: count, on: overClient)
+                        try await run(url, count: count, on: overSession)
+                        return try await PairedMeasurement.alternate {
+                            try await timed { try await run(url, count: count, on: overClient) }
+                        } second: {
+                            try await timed { try await run(url, count: count, on: overSession) }
+                        }
+                    }
+                }
+            }
+        }
+        againstSession.record(times, count: count, in: benchmark)
+    }
+}
+
+/// A loopback server answering `/item`, and an AsyncHTTPClient of the same configuration as the transport's.
+private func withServerAndClient<Result: Sendable>(
+    _ body: (URL, HTTPClient) async throws -> Result
+) async throws -> Result {
+    let server = try LoopbackServer()
+    defer { server.stop() }
+    server.setDefault("/item", .json(#"{"id":42,"name":"relay","tags":["http","benchmark"]}"#))
+    var configuration = HTTPClient.Configuration()
+    configuration.redirectConfiguration = .disallow
+    let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    do {
+        let result = try await body(server.url("/item"), client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
+
+/// A volatile DataPoint whose HTTP calls go through `transport`, with `width` of them at once.
+private func withPoint<Result: Sendable>(
+    transport: some HTTPTransport, width: Int, _ body: (DataPoint) async throws -> Result
+) async throws -> Result {
+    let result = try await DataPoint.with(
+        storage: .volatile, configuration: DataPoint.Configuration(retention: .zero)
+    ) { point in
+        point.register(HTTPExecutor(transport: transport), for: .http)
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: width))
+        return try await body(point)
+    }
+    if let owned = transport as? AsyncHTTPClientTransport { try await owned.shutdown() }
+    return result
+}
+
+/// Enqueues `count` GETs of `url` in one commit and awaits every outcome.
+private func run(_ url: URL, count: Int, on point: DataPoint) async throws {
+    let operations = try (0..<count).map { _ in try CallOperation.http(HTTPCall(url: url)) }
+    for handle in try await point.enqueue(operations) {
+        guard case .completed = try await handle.outcome else { fatalError("request \(handle.id) did not complete") }
+    }
+}
+
+/// The baseline: `count` GETs through AsyncHTTPClient, at most `width` at once in a task group.
+private func fetch(_ url: URL, count: Int, width: Int, with client: HTTPClient) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var running = 0
+        for _ in 0..<count {
+            if running == width {
+                try await group.next()
+                running -= 1
+            }
+            group.addTask {
+                let request = HTTPClientRequest(url: url.absoluteString)
+                let response = try await client.execute(request, timeout: .seconds(60))
+                guard response.status == .ok else { fatalError("\(url) did not answer 200") }
+                _ = try await response.body.collect(upTo: 1 << 20)
+            }
+            running += 1
+        }
+        try await group.waitForAll()
+    }
+}
