@@ -75,19 +75,8 @@ func run(_ operations: [CallOperation], on point: DataPoint) async throws {
 
 /// The baseline: `count` GET requests through raw URLSession, at most `width` at once in a task group.
 func fetch(_ url: URL, count: Int, width: Int, with session: URLSession) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        var running = 0
-        for _ in 0..<count {
-            if running == width {
-                try await group.next()
-                running -= 1
-            }
-            group.addTask {
-                let (_, response) = try await session.data(from: url)
-                guard (response as? HTTPURLResponse)?.statusCode == 200 else { fatalError("\(url) did not answer 200") }
-            }
-            running += 1
-        }
-        try await group.waitForAll()
+    try await runConcurrently(count, width: width) {
+        let (_, response) = try await session.data(from: url)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { fatalError("\(url) did not answer 200") }
     }
 }

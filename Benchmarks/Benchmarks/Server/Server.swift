@@ -108,21 +108,9 @@ private func run(_ url: URL, count: Int, on point: DataPoint) async throws {
 
 /// The baseline: `count` GETs through AsyncHTTPClient, at most `width` at once in a task group.
 private func fetch(_ url: URL, count: Int, width: Int, with client: HTTPClient) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        var running = 0
-        for _ in 0..<count {
-            if running == width {
-                try await group.next()
-                running -= 1
-            }
-            group.addTask {
-                let request = HTTPClientRequest(url: url.absoluteString)
-                let response = try await client.execute(request, timeout: .seconds(60))
-                guard response.status == .ok else { fatalError("\(url) did not answer 200") }
-                _ = try await response.body.collect(upTo: 1 << 20)
-            }
-            running += 1
-        }
-        try await group.waitForAll()
+    try await runConcurrently(count, width: width) {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+        guard response.status == .ok else { fatalError("\(url) did not answer 200") }
+        _ = try await response.body.collect(upTo: 1 << 20)
     }
 }
