@@ -26,6 +26,10 @@ let package = Package(
         // P6a measures Relay over AsyncHTTPClient, from the Integrations package, beside AsyncHTTPClient alone.
         .package(name: "RelayIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // P16 measures the logging, metrics and tracing observers on the libraries' no-op backends.
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
     ],
     targets: [
         .target(
@@ -43,6 +47,9 @@ let package = Package(
                 .product(name: "RelayTesting", package: "Relay"),
                 .product(name: "RelayServer", package: "RelayIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,14 +1,21 @@
 import AsyncHTTPClient
 import Benchmark
 import Foundation
+import Logging
 import Measuring
+import Metrics
 import Relay
 import RelayServer
 import RelayTesting
+import Tracing
 
+/// The server benchmarks: P6a and P16.
+///
 /// P6a: Relay's HTTP calls through `AsyncHTTPClientTransport`, paired within each iteration with AsyncHTTPClient
-/// alone at the same concurrency, and with Relay over URLSession, on the same loopback server.
+/// alone at the same concurrency, and with Relay over URLSession, on the same loopback server. P16: the cost of the
+/// logging, metrics and tracing observers.
 let benchmarks: @Sendable () -> Void = {
+    observerBenchmarks()
     let count = 1000
     let width = 8
     let configuration = { (paired: PairedMeasurement) in
@@ -112,5 +119,56 @@ private func fetch(_ url: URL, count: Int, width: Int, with client: HTTPClient) 
         let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
         guard response.status == .ok else { fatalError("\(url) did not answer 200") }
         _ = try await response.body.collect(upTo: 1 << 20)
+    }
+}
+
+/// P16: P4's durable workload (operations through a file store under group commit, bunch 64) with `RelayLogging`,
+/// `RelayMetrics` and `RelayTracing` writing to the libraries' no-op backends, paired in each iteration with the same
+/// workload and no observer.
+private func observerBenchmarks() {
+    let count = 20_000
+    let paired = PairedMeasurement(
+        first: "observedOperationsPerSecond", second: "plainOperationsPerSecond", ratio: "observedPerMilleOfPlain",
+        ratioPolarity: .prefersLarger)
+    let observers: [any CallObserver] = [
+        RelayLogging(logger: Logger(label: "relay") { _ in SwiftLogNoOpLogHandler() }),
+        RelayMetrics(factory: NOOPMetricsHandler.instance),
+        RelayTracing(tracer: NoOpTracer()),
+    ]
+    Benchmark(
+        "P16 Relay file store with observers against without n=\(count)",
+        // Twenty iterations: a round's fsyncs vary by a tenth and more from one iteration to the next.
+        configuration: Benchmark.Configuration(
+            metrics: paired.metrics, warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 20)
+    ) { benchmark in
+        let times = try await onEveryCore {
+            try await PairedMeasurement.alternate {
+                try await durableRound(count, observers: observers)
+            } second: {
+                try await durableRound(count, observers: [])
+            }
+        }
+        paired.record(times, count: count, in: benchmark)
+    }
+}
+
+/// Enqueues `count` operations that do nothing in commits of 1,000, one commit after another, on a new file store, and
+/// returns how long they took from the first enqueue to the last outcome: P4's round.
+private func durableRound(_ count: Int, observers: [any CallObserver]) async throws -> Duration {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relay-p16-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var configuration = DataPoint.Configuration(retention: .zero)
+    configuration.observers = observers
+    return try await DataPoint.with(storage: .file(at: folder), configuration: configuration) { point in
+        point.register(ClosureExecutor { _, _ in .completed(Data()) }, for: "noop")
+        try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 64))
+        let commits = (0..<count / 1000).map { _ in (0..<1000).map { _ in CallOperation(kind: "noop") } }
+        return try await timed {
+            var handles: [CallHandle] = []
+            for commit in commits { handles += try await point.enqueue(commit) }
+            for handle in handles {
+                guard case .completed = try await handle.outcome else { fatalError("\(handle.id) did not complete") }
+            }
+        }
     }
 }

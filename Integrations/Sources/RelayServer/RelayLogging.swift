@@ -22,18 +22,24 @@ public struct RelayLogging: CallObserver {
         self.logger = logger
     }
 
-    private static func metadata(_ operation: CallOperation, attempt: Int? = nil) -> Logger.Metadata {
+    /// The operation's metadata; called only for a record the logger's level lets through, since the id's text alone
+    /// costs more than the rest of an attempt's observation.
+    private static func metadata(
+        _ operation: CallOperation, attempt: Int? = nil, status: Int? = nil
+    ) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
             "relay.operation.id": "\(operation.id.uuidString.lowercased())",
             "relay.operation.kind": "\(operation.kind.rawValue)",
             "relay.sequence": "\(operation.sequenceName.rawValue)",
         ]
         if let attempt { metadata["relay.attempt"] = "\(attempt)" }
+        if let status { metadata["http.response.status_code"] = "\(status)" }
         return metadata
     }
 
     /// Logs each new operation at `trace`.
     public func enqueued(_ operations: [CallOperation]) {
+        guard logger.logLevel <= .trace else { return }
         for operation in operations {
             logger.trace("enqueued", metadata: Self.metadata(operation))
         }
@@ -44,25 +50,21 @@ public struct RelayLogging: CallObserver {
         logger.trace("claimed", metadata: Self.metadata(operation, attempt: attempt))
     }
 
-    /// Logs the attempt's end: at `debug` when it completed or skipped, at `warning` otherwise.
+    /// Logs the attempt's end: `debug` when it completed or skipped, `warning` otherwise.
     public func attemptEnded(_ operation: CallOperation, number: Int, ending: AttemptEnding) {
-        var metadata = Self.metadata(operation, attempt: number)
-        if let status = ending.httpStatus { metadata["http.response.status_code"] = "\(status)" }
-        switch ending.outcome {
-        case .completed?, .skipped?:
-            logger.debug("attempt ended: \(ending)", metadata: metadata)
-        default:
-            logger.warning("attempt ended: \(ending)", metadata: metadata)
-        }
+        let level: Logger.Level =
+            switch ending.outcome {
+            case .completed?, .skipped?: .debug
+            default: .warning
+            }
+        logger.log(
+            level: level, "attempt ended: \(ending)",
+            metadata: Self.metadata(operation, attempt: number, status: ending.httpStatus))
     }
 
-    /// Logs the operation's end: at `error` when it failed, at `info` otherwise.
+    /// Logs the operation's end: `info`, or `error` when it failed.
     public func finished(_ operation: CallOperation, result: CallResult, metrics: CallMetrics) {
-        let metadata = Self.metadata(operation, attempt: metrics.attempts)
-        if case .failed = result {
-            logger.error("finished: \(result)", metadata: metadata)
-        } else {
-            logger.info("finished: \(result)", metadata: metadata)
-        }
+        let level: Logger.Level = if case .failed = result { .error } else { .info }
+        logger.log(level: level, "finished: \(result)", metadata: Self.metadata(operation, attempt: metrics.attempts))
     }
 }

@@ -41,19 +41,25 @@ public struct RelayTracing: CallObserver {
         var enqueuer = ServiceContext.topLevel
         tracer.extract(operation.carrier, into: &enqueuer, using: DictionaryPropagation())
         let span = tracer.startSpan("relay.attempt \(operation.kind)", context: enqueuer, ofKind: .consumer)
-        span.attributes["relay.operation.id"] = operation.id.uuidString.lowercased()
-        span.attributes["relay.operation.kind"] = operation.kind.rawValue
-        span.attributes["relay.sequence"] = operation.sequenceName.rawValue
-        span.attributes["relay.attempt"] = number
+        // A span that is not recorded, as a no-op tracer's or one sampled out, is still propagated; but nothing is
+        // written on it, since the operation's id as text alone costs more than the rest of the observation.
+        let recording = span.isRecording
+        if recording {
+            span.attributes["relay.operation.id"] = operation.id.uuidString.lowercased()
+            span.attributes["relay.operation.kind"] = operation.kind.rawValue
+            span.attributes["relay.sequence"] = operation.sequenceName.rawValue
+            span.attributes["relay.attempt"] = number
+        }
         var headers: [String: String] = [:]
         tracer.inject(span.context, into: &headers, using: DictionaryPropagation())
-        let ending = AttemptEndingBox()
+        let ending = recording ? AttemptEndingBox() : nil
         let result = await ServiceContext.withValue(span.context) {
             await AttemptEndingBox.$current.withValue(ending) {
-                await PropagatedHeaders.$current.withValue(headers) { await body() }
+                if headers.isEmpty { return await body() }
+                return await PropagatedHeaders.$current.withValue(headers) { await body() }
             }
         }
-        if let ended = ending.ending {
+        if let ended = ending?.ending {
             if let status = ended.httpStatus { span.attributes["http.response.status_code"] = status }
             if let failure = Self.failure(of: ended) { span.setStatus(SpanStatus(code: .error, message: failure)) }
         }

@@ -3,14 +3,19 @@ import Foundation
 /// What the shell tells the DataPoint's observers (see ``CallObserver``); nothing of it runs without one.
 extension PipelineCore {
     /// The operations with what every observer keeps with them, read in the enqueuing task.
+    ///
+    /// The array is copied only once an operation has something to carry: a task outside any trace carries nothing.
     func carrying(_ operations: [CallOperation]) -> [CallOperation] {
-        operations.map { operation in
+        var carried = operations
+        for index in operations.indices {
             var carrier: [String: String] = [:]
             for observer in configuration.observers {
-                carrier.merge(observer.carrier(for: operation)) { _, later in later }
+                let kept = observer.carrier(for: operations[index])
+                if !kept.isEmpty { carrier.merge(kept) { _, later in later } }
             }
-            return operation.carrying(carrier)
+            if !carrier.isEmpty { carried[index] = operations[index].carrying(carrier) }
         }
+        return carried
     }
 
     /// Tells the observers that a worker claimed these jobs.
