@@ -138,6 +138,12 @@ read -r p6a_over p6a_session p6a_session_ratio <<<"$(paired \
     clientTransportRequestsPerSecond sessionTransportRequestsPerSecond clientTransportPerMilleOfSession)"
 goal P6a "$p6a_over/s" RelayOverURLSession8 "$p6a_session/s" "$p6a_session_ratio" "ratio>=2.5" "r >= 2.5"
 
+# P16: P4's durable workload with the logging, metrics and tracing observers on no-op backends, paired in each
+# iteration with the same workload without observers.
+read -r p16 p16_plain p16_ratio <<<"$(paired "P16 Relay file store with observers against without n=20000" \
+    observedOperationsPerSecond plainOperationsPerSecond observedPerMilleOfPlain)"
+goal P16 "$p16/s" no-observers "$p16_plain/s" "$p16_ratio" "ratio>=0.9" "r >= 0.9"
+
 p7=$(rate "P7 Relay events n=300000")
 p7_stream=$(rate "P7 AsyncStream one per yield n=300000")
 goal P7 "$p7/s" AsyncStream "$p7_stream/s" "$(ratio "$p7" 1000000)" "relay>=1000000/s" "r >= 1"
@@ -233,3 +239,9 @@ fi
 echo "info mallocs per operation: relay=$(median "Malloc Relay per operation bunch 64" mallocCountTotal)" \
     "taskgroup=$(median "Malloc TaskGroup per operation width 64" mallocCountTotal)"
 echo "info bytes per pending operation at 1M pending: $(median "Memory Relay bytes per pending operation n=1000000" memoryLeakedBytes)"
+
+# P17: a Hummingbird route through Relay under wrk, beside the same route calling AsyncHTTPClient itself (see
+# Load/webhooks.sh); on a full run, or when the arguments name P17.
+if [ $# -eq 0 ] || [[ "$*" == *P17* ]]; then
+    bash Load/webhooks.sh
+fi

@@ -57,9 +57,11 @@ struct SnippetTests {
         return enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
     }
 
-    /// The test sources, each as its lines without indentation or blank lines.
+    /// The test sources, and the example package's sources, each as its lines without indentation or blank lines.
+    ///
+    /// The README shows the orders example, which CI builds and tests in its own package (it needs Hummingbird).
     private static func testSources() throws -> [[String]] {
-        try swiftFiles(under: "Tests").map { file in
+        try (swiftFiles(under: "Tests") + swiftFiles(under: "Integrations/Examples/Sources")).map { file in
             try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
