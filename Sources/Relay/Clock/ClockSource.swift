@@ -34,8 +34,14 @@ struct ClockSource: Sendable {
         } else {
             sleepersDescription = nil
         }
-        sleeper = { deadline in
-            try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
+        if C.self == ContinuousClock.self {
+            // See DispatchSleep: a cancelled `Task.sleep` holds its memory until its deadline.
+            let read = readNow
+            sleeper = { deadline in try await DispatchSleep.sleep(nanoseconds: deadline &- read()) }
+        } else {
+            sleeper = { deadline in
+                try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
+            }
         }
     }
 
