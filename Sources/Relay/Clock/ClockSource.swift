@@ -15,6 +15,8 @@ struct ClockSource: Sendable {
     let sleepersDescription: (@Sendable () -> String)?
     /// The wall date of clock time zero.
     let origin: Date
+    /// Whether it is the system's `ContinuousClock`, which two DataPoints or executors share.
+    let isSystem: Bool
 
     init<C: Clock>(_ clock: C, origin: Date = Date()) where C.Duration == Duration {
         let start = clock.now
@@ -34,15 +36,10 @@ struct ClockSource: Sendable {
         } else {
             sleepersDescription = nil
         }
-        if C.self == ContinuousClock.self {
-            // See DispatchSleep: a cancelled `Task.sleep` holds its memory until its deadline.
-            let read = readNow
-            sleeper = { deadline in try await DispatchSleep.sleep(nanoseconds: deadline &- read()) }
-        } else {
-            sleeper = { deadline in
-                try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
-            }
+        sleeper = { deadline in
+            try await clock.sleep(until: start.advanced(by: .nanoseconds(deadline)), tolerance: nil)
         }
+        isSystem = C.self == ContinuousClock.self
     }
 
     /// Whether the clock reports its sleepers, so that workers tell the pipeline when an executor sleeps on it.
@@ -66,7 +63,11 @@ struct ClockSource: Sendable {
 
     /// Sleeps until the given clock time as a deadline that races other work, which an attempt's sleep observer
     /// must not take for a sleep the attempt waits on (see ``ClockSleepObserver``).
+    ///
+    /// On the system clock it sleeps on a timer that a cancel releases at once (see ``DispatchSleep``): a deadline
+    /// mostly loses its race, and `Task.sleep` would hold each lost one in memory until its time.
     func sleepAsDeadline(until deadline: Int64) async throws {
+        if isSystem { return try await DispatchSleep.sleep(nanoseconds: deadline &- now) }
         guard reportsSleepers, ClockSleepObserver.current != nil else { return try await sleeper(deadline) }
         try await ClockSleepObserver.$current.withValue(nil) { try await sleeper(deadline) }
     }

@@ -88,7 +88,7 @@ public struct HTTPExecutor: CallExecutor {
         var redirects = 0
         while true {
             let outcome: CallOutcome
-            switch try await send(request, for: call, until: deadline, measuring: &measured) {
+            switch try await send(request, for: call, until: deadline, measuring: &measured, context: context) {
             case .timedOut:
                 outcome = .retry(reason: "\(request) timed out after \(call.timeout)")
             case .failed(let error) where error.isConnectivityFailure:
@@ -185,13 +185,15 @@ public struct HTTPExecutor: CallExecutor {
 
     /// Sends one request, to be answered by `deadline`, measured on the clock.
     ///
-    /// The deadline lives with the attempt: the request races a sleep on the executor's clock, and the pipeline hears
-    /// of neither.
+    /// The deadline lives with the attempt. When the executor and the DataPoint both tell time by the system clock,
+    /// the pipeline's timer loop keeps it (``CallContext/withTimeout(_:_:)``), which costs no task and no timer of its
+    /// own; otherwise the request races a sleep on the executor's clock.
     private func send(
         _ request: CallRequest,
         for call: HTTPCall,
         until deadline: Int64,
-        measuring measured: inout Measurement
+        measuring measured: inout Measurement,
+        context: CallContext? = nil
     ) async throws -> Exchange {
         let transport = self.transport
         let clock = self.clock
@@ -210,7 +212,13 @@ public struct HTTPExecutor: CallExecutor {
         let remaining = Duration.nanoseconds(deadline &- clock.now)
         guard remaining > .zero else { return .timedOut }
         do {
-            guard let response = try await Self.race(exchange, against: deadline, on: clock) else {
+            let timed: HTTPTransportResponse?
+            if let context, clock.isSystem, context.link.core.clock.isSystem {
+                timed = try await context.withTimeout(remaining) { try await exchange() }
+            } else {
+                timed = try await Self.race(exchange, against: deadline, on: clock)
+            }
+            guard let response = timed else {
                 partial.map(Self.remove)
                 return .timedOut
             }

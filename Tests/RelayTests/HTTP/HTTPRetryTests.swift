@@ -108,6 +108,20 @@ struct HTTPRetryTests {
         }
     }
 
+    @Test("A per-attempt timeout on the system clock, kept by the pipeline's timer loop, ends a stalled request")
+    func timeoutOnTheSystemClock() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setDefault("/slow", .stall)
+        try await DataPoint.with(storage: .volatile, configuration: .testing) { point in
+            let handle = try await point.enqueue(
+                post(server.url("/slow"), timeout: .milliseconds(300), retry: .never))
+            let error = await #expect(throws: RelayError.self) { _ = try await handle.value }
+            #expect(error?.message.contains("timed out after 0.3 seconds") == true)
+            server.releaseStalled()
+        }
+    }
+
     @Test("S11: cancelling an operation cancels its request in flight")
     func cancelInFlight() async throws {
         let server = try LoopbackServer()
