@@ -54,10 +54,8 @@ public struct RelayTracing: CallObserver {
         tracer.inject(span.context, into: &headers, using: DictionaryPropagation())
         let ending = recording ? AttemptEndingBox() : nil
         let result = await ServiceContext.withValue(span.context) {
-            await AttemptEndingBox.$current.withValue(ending) {
-                if headers.isEmpty { return await body() }
-                return await PropagatedHeaders.$current.withValue(headers) { await body() }
-            }
+            guard let ending else { return await Self.propagating(headers, body) }
+            return await AttemptEndingBox.$current.withValue(ending) { await Self.propagating(headers, body) }
         }
         if let ended = ending?.ending {
             if let status = ended.httpStatus { span.attributes["http.response.status_code"] = status }
@@ -65,6 +63,14 @@ public struct RelayTracing: CallObserver {
         }
         span.end()
         return result
+    }
+
+    /// Runs `body` with the span's context on its outbound requests, if the tracer put any.
+    private static func propagating<Result>(
+        _ headers: [String: String], _ body: () async -> Result
+    ) async -> Result {
+        if headers.isEmpty { return await body() }
+        return await PropagatedHeaders.$current.withValue(headers) { await body() }
     }
 
     /// Notes how the attempt ended, for its span.

@@ -64,10 +64,10 @@ struct ClockSource: Sendable {
     /// Sleeps until the given clock time as a deadline that races other work, which an attempt's sleep observer
     /// must not take for a sleep the attempt waits on (see ``ClockSleepObserver``).
     ///
-    /// On the system clock it sleeps on a timer that a cancel releases at once (see ``DispatchSleep``): a deadline
-    /// mostly loses its race, and `Task.sleep` would hold each lost one in memory until its time.
+    /// On the system clock it sleeps on ``DeadlineTimer``, which a cancel leaves at once: a deadline mostly loses its
+    /// race, and `Task.sleep` would hold each lost one in memory until its time.
     func sleepAsDeadline(until deadline: Int64) async throws {
-        if isSystem { return try await DispatchSleep.sleep(nanoseconds: deadline &- now) }
+        if isSystem { return try await DeadlineTimer.shared.sleep(nanoseconds: deadline &- now) }
         guard reportsSleepers, ClockSleepObserver.current != nil else { return try await sleeper(deadline) }
         try await ClockSleepObserver.$current.withValue(nil) { try await sleeper(deadline) }
     }

@@ -2,6 +2,17 @@
 struct MinHeap<Element: Comparable & Sendable>: Sendable {
     private var storage: [Element] = []
 
+    init() {}
+
+    /// A heap of the elements.
+    init(_ elements: some Sequence<Element>) {
+        // A sorted array is a heap.
+        storage = elements.sorted()
+    }
+
+    /// The elements, in no particular order.
+    var elements: [Element] { storage }
+
     var isEmpty: Bool { storage.isEmpty }
     var count: Int { storage.count }
     var min: Element? { storage.first }
