@@ -156,5 +156,65 @@ public enum PostgresSchema {
                 )
                 """
             ]),
+        Migration(
+            summary: "the fleet's queue: a row per operation, its dependencies, its sequences, and the counters",
+            statements: [
+                // Snapshot numbers and the whole DataPoint's suspensions, fleet-wide. Enqueues take this row's lock,
+                // so that commits become visible in the order of their numbers.
+                """
+                CREATE TABLE relay_counters (
+                    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                    snapshot bigint NOT NULL DEFAULT 0 CHECK (snapshot >= 0),
+                    suspensions integer NOT NULL DEFAULT 0 CHECK (suspensions >= 0)
+                )
+                """,
+                "INSERT INTO relay_counters DEFAULT VALUES",
+                // `running` counts the sequence's claimed operations, fleet-wide, under the row's lock.
+                """
+                CREATE TABLE relay_sequences (
+                    name text PRIMARY KEY,
+                    bunch_size integer NOT NULL CHECK (bunch_size >= 1),
+                    commit_graph boolean NOT NULL DEFAULT false,
+                    suspensions integer NOT NULL DEFAULT 0 CHECK (suspensions >= 0),
+                    running integer NOT NULL DEFAULT 0 CHECK (running >= 0)
+                )
+                """,
+                // `state`: 0 blocked by dependencies, 1 pending, 2 running, 3 completed, 4 skipped, 5 failed,
+                // 6 cancelled. `attempts` counts claims; with `owner` it fences the outcome of a running one.
+                """
+                CREATE TABLE relay_operations (
+                    id uuid PRIMARY KEY,
+                    sequence text NOT NULL,
+                    snapshot bigint NOT NULL,
+                    ordinal integer NOT NULL,
+                    priority bigint NOT NULL,
+                    state smallint NOT NULL CHECK (state BETWEEN 0 AND 6),
+                    blockers integer NOT NULL DEFAULT 0 CHECK (blockers >= 0),
+                    run_anyway boolean NOT NULL,
+                    attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                    owner uuid,
+                    lease_until timestamptz,
+                    available_at timestamptz,
+                    enqueued_at timestamptz NOT NULL DEFAULT now(),
+                    started_at timestamptz,
+                    finished_at timestamptz,
+                    body bytea NOT NULL,
+                    result bytea
+                )
+                """,
+                """
+                CREATE INDEX relay_operations_pending ON relay_operations (sequence, priority DESC, snapshot, ordinal)
+                WHERE state = 1
+                """,
+                "CREATE INDEX relay_operations_running ON relay_operations (lease_until) WHERE state = 2",
+                "CREATE INDEX relay_operations_unfinished ON relay_operations (sequence, snapshot) WHERE state < 3",
+                """
+                CREATE TABLE relay_dependencies (
+                    dependency uuid NOT NULL,
+                    dependent uuid NOT NULL,
+                    PRIMARY KEY (dependency, dependent)
+                )
+                """,
+            ]),
     ]
 }

@@ -1,0 +1,98 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import Relay
+
+extension PostgresQueue {
+    /// Enqueues one commit in a transaction of its own; see ``enqueue(_:on:)``.
+    func enqueue(_ operations: [CallOperation]) async throws -> Enqueued {
+        try await transaction("enqueueing a commit") { try await enqueue(operations, on: $0) }
+    }
+
+    /// Enqueues one commit on `connection`, inside the transaction open on it.
+    ///
+    /// The transaction is the application's own (S30), or one of the queue's. Nothing is visible to other processes
+    /// before it commits, and nothing is left if it rolls back.
+    ///
+    /// The commit takes the counters' row lock for its snapshot number, so that commits become visible in the order
+    /// of their numbers; a transaction that enqueues holds other enqueues until it ends. The dependencies it names
+    /// are locked for share, so that one finishing at the same moment waits for this commit and then releases the
+    /// dependents it adds (no lost fan-in).
+    ///
+    /// - Throws: ``RelayError/Code/unknownDependency`` for a dependency neither stored nor in the commit,
+    ///   ``RelayError/Code/conflictingOperation`` for a known id with other content, or
+    ///   ``RelayError/Code/invalidArgument`` for an empty commit; the transaction is then to be rolled back.
+    func enqueue(_ operations: [CallOperation], on connection: PostgresConnection) async throws -> Enqueued {
+        guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
+        var snapshot: Int64 = 0
+        for try await number in try await connection.query(
+            "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", logger: logger
+        ).decode(Int64.self) {
+            snapshot = number
+        }
+        let ids = operations.map(\.id)
+        let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
+        var stored: [UUID: PostgresOperationState] = [:]
+        for try await (id, state, body) in try await connection.query(
+            """
+            SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END FROM relay_operations
+            WHERE id = ANY(\(named)) FOR SHARE
+            """, logger: logger
+        ).decode((UUID, Int16, ByteBuffer?).self) {
+            stored[id] = PostgresOperationState(rawValue: state)
+            if let body, let operation = operations.first(where: { $0.id == id }),
+                try CallOperation(encoded: Data(body.readableBytesView)) != operation
+            {
+                throw RelayError(
+                    .conflictingOperation, "operation \(id) is stored already with other content; nothing was enqueued")
+            }
+        }
+        var plan = PostgresCommitPlan(
+            operations.enumerated().filter { stored[$0.element.id] == nil }.map { ($0.offset, $0.element) },
+            stored: stored)
+        if let unknown = plan.unknownDependency {
+            throw RelayError(
+                .unknownDependency, "dependency \(unknown) is neither stored nor in the commit; nothing was enqueued")
+        }
+        plan.settle()
+        guard !plan.rows.isEmpty else { return Enqueued(snapshot: UInt64(snapshot), added: []) }
+        let rows = plan.rows
+        try await connection.query(
+            """
+            INSERT INTO relay_operations
+                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at)
+            SELECT id, sequence, \(snapshot), ordinal, priority, state, blockers, run_anyway, body,
+                NULLIF(result, '\\x'::bytea), CASE WHEN state >= 3 THEN now() END
+            FROM unnest(
+                \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
+                \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[], \(rows.map(\.blockers))::integer[],
+                \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[]
+            ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result)
+            """, logger: logger)
+        let links = rows.flatMap { row in row.dependencies.map { ($0, row.id) } }
+        if !links.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO relay_dependencies (dependency, dependent)
+                SELECT * FROM unnest(\(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[])
+                """, logger: logger)
+        }
+        try await announce(
+            ready: rows.contains { $0.state == PostgresOperationState.pending.rawValue },
+            finished: rows.filter { $0.state >= PostgresOperationState.completed.rawValue }.map(\.id),
+            on: connection)
+        return Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id))
+    }
+
+    /// Sends the notifications of a change inside the transaction that makes it, so that listeners hear of it once
+    /// it commits, and never of one that rolls back.
+    func announce(ready: Bool, finished: [UUID], on connection: PostgresConnection) async throws {
+        guard ready || !finished.isEmpty else { return }
+        let payloads = finished.map(\.uuidString)
+        try await connection.query(
+            """
+            SELECT pg_notify(\(Self.readyChannel), '') WHERE \(ready)
+            UNION ALL SELECT pg_notify(\(Self.finishedChannel), id) FROM unnest(\(payloads)::text[]) AS ended (id)
+            """, logger: logger)
+    }
+}

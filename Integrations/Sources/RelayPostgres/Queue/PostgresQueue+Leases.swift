@@ -1,0 +1,78 @@
+import Foundation
+import PostgresNIO
+import Relay
+
+extension PostgresQueue {
+    /// Renews the leases `owner` holds to `lease` from now.
+    ///
+    /// - Returns: The operations `owner` still holds; one it thinks it holds and is not among them was reclaimed
+    ///   after its lease expired, and its outcome is no longer this owner's to record.
+    func renew(owner: UUID, lease: Duration) async throws -> Set<UUID> {
+        try await Self.mapping("renewing leases") {
+            var held: Set<UUID> = []
+            for try await id in try await client.query(
+                """
+                UPDATE relay_operations SET lease_until = now() + make_interval(secs => \(lease.seconds))
+                WHERE state = 2 AND owner = \(owner)
+                RETURNING id
+                """, logger: logger
+            ).decode(UUID.self) {
+                held.insert(id)
+            }
+            return held
+        }
+    }
+
+    /// Returns every operation whose lease has expired to pending, its attempt counted, so that another process
+    /// claims it and runs it again under the same idempotency key.
+    ///
+    /// - Returns: The operations returned.
+    func reclaimExpired() async throws -> [UUID] {
+        try await returning(
+            "reclaiming expired leases",
+            """
+            SELECT id FROM relay_operations WHERE state = 2 AND lease_until < now() FOR UPDATE SKIP LOCKED
+            """, counted: true)
+    }
+
+    /// Gives back operations `owner` holds, at once: when `counted`, the attempt stays counted (it may have sent its
+    /// request); otherwise it never began and is uncounted.
+    ///
+    /// - Returns: The operations given back.
+    func giveBack(_ ids: [UUID], owner: UUID, counted: Bool) async throws -> [UUID] {
+        try await returning(
+            "giving leases back",
+            """
+            SELECT id FROM relay_operations WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner) FOR UPDATE
+            """, counted: counted)
+    }
+
+    /// Returns the running operations that `selection` names to pending, frees their slots and announces them.
+    private func returning(_ what: String, _ selection: PostgresQuery, counted: Bool) async throws -> [UUID] {
+        let uncount = counted ? 0 : 1
+        var query = PostgresQuery(unsafeSQL: "WITH chosen AS (\(selection.sql)), ")
+        query.binds = selection.binds
+        query.sql += """
+            back AS (
+                UPDATE relay_operations o
+                SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)
+                FROM chosen WHERE o.id = chosen.id
+                RETURNING o.id, o.sequence
+            ), freed AS (
+                UPDATE relay_sequences s SET running = s.running - c.n
+                FROM (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c
+                WHERE s.name = c.sequence
+            ), announced AS (
+                SELECT pg_notify('\(Self.readyChannel)', '') FROM (SELECT 1 FROM back LIMIT 1) AS one
+            )
+            SELECT id FROM back, (SELECT count(*) FROM announced) AS sent
+            """
+        return try await Self.mapping(what) {
+            var returned: [UUID] = []
+            for try await id in try await client.query(query, logger: logger).decode(UUID.self) {
+                returned.append(id)
+            }
+            return returned
+        }
+    }
+}

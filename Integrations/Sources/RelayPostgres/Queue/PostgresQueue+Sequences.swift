@@ -1,0 +1,96 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import Relay
+
+extension PostgresQueue {
+    /// Registers a sequence, or reconfigures it, fleet-wide: a new bunch size takes effect at the next claim, and
+    /// lowering it stops nothing that runs.
+    ///
+    /// - Throws: ``RelayError/Code/invalidBunchSize`` for a bunch size below 1.
+    func configure(_ name: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm) async throws {
+        guard bunchSize >= 1 else {
+            throw RelayError(.invalidBunchSize, "sequence \(name)'s bunch size is \(bunchSize); it must be at least 1")
+        }
+        try await Self.mapping("configuring sequence \(name)") {
+            _ = try await client.query(
+                """
+                WITH saved AS (
+                    INSERT INTO relay_sequences (name, bunch_size, commit_graph)
+                    VALUES (\(name.rawValue), \(bunchSize), \(algorithm == .commitGraph))
+                    ON CONFLICT (name) DO UPDATE
+                    SET bunch_size = EXCLUDED.bunch_size, commit_graph = EXCLUDED.commit_graph
+                    RETURNING 1
+                )
+                SELECT pg_notify(\(Self.readyChannel), '') FROM saved
+                """, logger: logger)
+        }
+    }
+
+    /// Counts one suspension of `name`, or of the whole DataPoint when `nil`: nothing more of it is claimed until
+    /// every suspension is resumed, fleet-wide.
+    ///
+    /// - Throws: ``RelayError/Code/unknownSequence`` for a sequence never registered.
+    func suspend(_ name: CallSequence.Name?) async throws {
+        try await changeSuspensions(of: name, by: 1)
+    }
+
+    /// Resumes one suspension of `name`, or of the whole DataPoint when `nil`; resuming what is not suspended
+    /// changes nothing.
+    ///
+    /// - Throws: ``RelayError/Code/unknownSequence`` for a sequence never registered.
+    func resume(_ name: CallSequence.Name?) async throws {
+        try await changeSuspensions(of: name, by: -1)
+    }
+
+    private func changeSuspensions(of name: CallSequence.Name?, by change: Int) async throws {
+        let changed = try await Self.mapping("changing suspensions") {
+            let rows =
+                if let name {
+                    try await client.query(
+                        """
+                        UPDATE relay_sequences SET suspensions = GREATEST(suspensions + \(change), 0)
+                        WHERE name = \(name.rawValue) RETURNING pg_notify(\(Self.readyChannel), '')
+                        """, logger: logger)
+                } else {
+                    try await client.query(
+                        """
+                        UPDATE relay_counters SET suspensions = GREATEST(suspensions + \(change), 0)
+                        RETURNING pg_notify(\(Self.readyChannel), '')
+                        """, logger: logger)
+                }
+            var count = 0
+            for try await _ in rows { count += 1 }
+            return count
+        }
+        if changed == 0, let name {
+            throw RelayError(.unknownSequence, "sequence \(name) is not registered")
+        }
+    }
+
+    /// What the database holds of one operation.
+    struct Stored: Sendable, Hashable {
+        let state: PostgresOperationState
+        let attempts: Int
+        let owner: UUID?
+        let result: CallResult?
+    }
+
+    /// The stored state of operation `id`, or `nil` when it is not stored.
+    func stored(_ id: UUID) async throws -> Stored? {
+        try await Self.mapping("reading operation \(id)") {
+            var found: Stored?
+            for try await (state, attempts, owner, result) in try await client.query(
+                "SELECT state, attempts, owner, result FROM relay_operations WHERE id = \(id)", logger: logger
+            ).decode((Int16, Int32, UUID?, ByteBuffer?).self) {
+                guard let state = PostgresOperationState(rawValue: state) else {
+                    throw RelayError(.corruptStore, "operation \(id) has state \(state), which no Relay writes")
+                }
+                found = Stored(
+                    state: state, attempts: Int(attempts), owner: owner,
+                    result: try result.map { try CallResult(encoded: Data($0.readableBytesView)) })
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Relay
+
+/// The fleet's queue in SQL: a row per operation, claimed in batches under leases, its outcome fenced by owner and
+/// attempt, its dependents released under their own rows' locks.
+///
+/// Every process of a fleet runs the same statements on one database, and the database arbitrates: a sequence's row is
+/// locked while operations of it are claimed, so that its bunch size holds fleet-wide and its operations start in the
+/// order of S4 (priority, then snapshot, then position in the commit); a claim skips sequences another process is
+/// claiming from (`FOR UPDATE SKIP LOCKED`) rather than waiting for it. Times come from the database's clock, the one
+/// clock every process of the fleet shares.
+///
+/// New work and finished work are announced with `NOTIFY` inside the transaction that makes them visible: channel
+/// ``readyChannel`` when operations may be claimed, ``finishedChannel`` with an operation's id when it ends.
+struct PostgresQueue: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Announces that operations may be claimed.
+    static let readyChannel = "relay_ready"
+    /// Announces that an operation ended; the payload is its id.
+    static let finishedChannel = "relay_finished"
+
+    /// An operation claimed for one attempt: `attempt` fences the outcome.
+    struct Claim: Sendable, Hashable {
+        let operation: CallOperation
+        let snapshot: UInt64
+        let attempt: Int
+    }
+
+    /// What one commit did.
+    struct Enqueued: Sendable, Hashable {
+        /// The commit's snapshot number, fleet-wide.
+        let snapshot: UInt64
+        /// The operations the commit added, in call order; those already known (S1) are not among them.
+        let added: [UUID]
+    }
+
+    /// Runs `body` on a connection of the client, in a transaction of its own, mapping what fails it to a
+    /// ``RelayError``.
+    func transaction<Value: Sendable>(
+        _ what: String, _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await Self.mapping(what) {
+            try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        }
+    }
+
+    /// The value of `body`, with a failure that is not a ``RelayError`` given back as
+    /// ``RelayError/Code/storageFailure`` naming `what` failed.
+    static func mapping<Value>(_ what: String, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch let error as RelayError {
+            throw error
+        } catch let error as PostgresTransactionError {
+            if let relay = error.closureError as? RelayError { throw relay }
+            throw RelayError(.storageFailure, "\(what) failed in the database: \(String(reflecting: error))")
+        } catch {
+            throw RelayError(.storageFailure, "\(what) failed in the database: \(String(reflecting: error))")
+        }
+    }
+
+    // MARK: - Claims
+
+    /// Claims up to `limit` operations of each sequence that has free slots, in start order, each for one attempt
+    /// under a lease of `lease` from now.
+    ///
+    /// - Returns: The claims, each sequence's in start order.
+    func claim(owner: UUID, limit: Int, lease: Duration) async throws -> [Claim] {
+        try await Self.mapping("claiming operations") {
+            let rows = try await client.query(
+                """
+                WITH open AS (
+                    SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
+                    FROM relay_sequences s
+                    WHERE s.running < s.bunch_size AND s.suspensions = 0
+                        AND (SELECT suspensions FROM relay_counters) = 0
+                    ORDER BY s.name
+                    FOR UPDATE OF s SKIP LOCKED
+                ), picked AS (
+                    SELECT o.id FROM open, LATERAL (
+                        SELECT id FROM relay_operations
+                        WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
+                            AND (NOT open.commit_graph OR snapshot <= (
+                                SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
+                        ORDER BY priority DESC, snapshot, ordinal
+                        LIMIT open.free
+                        FOR UPDATE
+                    ) o
+                ), claimed AS (
+                    UPDATE relay_operations o
+                    SET state = 2, owner = \(owner), attempts = o.attempts + 1,
+                        lease_until = now() + make_interval(secs => \(lease.seconds)),
+                        started_at = coalesce(o.started_at, clock_timestamp())
+                    FROM picked WHERE o.id = picked.id
+                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body
+                ), counted AS (
+                    UPDATE relay_sequences s SET running = s.running + c.n
+                    FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
+                    WHERE s.name = c.sequence
+                )
+                SELECT snapshot, attempts, body FROM claimed ORDER BY sequence, priority DESC, snapshot, ordinal
+                """, logger: logger)
+            var claims: [Claim] = []
+            for try await (snapshot, attempts, body) in rows.decode((Int64, Int32, ByteBuffer).self) {
+                claims.append(
+                    Claim(
+                        operation: try CallOperation(encoded: Data(body.readableBytesView)),
+                        snapshot: UInt64(snapshot), attempt: Int(attempts)))
+            }
+            return claims
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as SQL's `make_interval(secs => …)` takes it.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
