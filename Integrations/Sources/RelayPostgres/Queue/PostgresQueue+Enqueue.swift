@@ -86,13 +86,22 @@ extension PostgresQueue {
 
     /// Sends the notifications of a change inside the transaction that makes it, so that listeners hear of it once
     /// it commits, and never of one that rolls back.
+    ///
+    /// Finished operations are announced many to a notification, their ids separated by commas, within the payload's
+    /// limit of 8,000 bytes.
     func announce(ready: Bool, finished: [UUID], on connection: PostgresConnection) async throws {
         guard ready || !finished.isEmpty else { return }
-        let payloads = finished.map(\.uuidString)
+        let payloads = stride(from: 0, to: finished.count, by: Self.idsPerNotification).map { start in
+            finished[start..<min(start + Self.idsPerNotification, finished.count)].map(\.uuidString)
+                .joined(separator: ",")
+        }
         try await connection.query(
             """
             SELECT pg_notify(\(Self.readyChannel), '') WHERE \(ready)
-            UNION ALL SELECT pg_notify(\(Self.finishedChannel), id) FROM unnest(\(payloads)::text[]) AS ended (id)
+            UNION ALL SELECT pg_notify(\(Self.finishedChannel), ids) FROM unnest(\(payloads)::text[]) AS ended (ids)
             """, logger: logger)
     }
+
+    /// How many ids fit one notification's payload: 36 characters and a comma each.
+    static let idsPerNotification = 200
 }

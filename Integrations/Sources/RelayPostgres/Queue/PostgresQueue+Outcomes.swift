@@ -4,84 +4,147 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Records an attempt's terminal outcome, if `owner` still holds the operation for `attempt`, and passes it on to
-    /// the dependents: a success releases them; a failure or cancellation cancels, transitively, those that do not
-    /// run anyway, and releases those that do.
+    /// An attempt's terminal outcome, to record if its owner still holds the operation for that attempt.
+    struct Outcome: Sendable, Hashable {
+        let id: UUID
+        let owner: UUID
+        let attempt: Int
+        let result: CallResult
+    }
+
+    /// Records one attempt's terminal outcome; see ``finish(_:)``.
     ///
     /// - Returns: Whether the outcome was recorded; `false` when the lease was lost (the operation was reclaimed, or
     ///   given back), and the outcome is then another attempt's to record.
     func finish(_ id: UUID, owner: UUID, attempt: Int, result: CallResult) async throws -> Bool {
-        let state = PostgresOperationState(result)
-        return try await transaction("recording an outcome") { connection in
-            // The row's lock is taken first: a commit naming it as a dependency has it locked for share, so that
-            // this waits for that commit, and the statements below see its dependents.
-            var recorded = false
-            for try await _ in try await connection.query(
-                """
-                WITH done AS (
-                    UPDATE relay_operations
-                    SET state = \(state.rawValue), result = \(ByteBuffer(bytes: result.encoded())),
-                        finished_at = now(), owner = NULL, lease_until = NULL
-                    WHERE id = \(id) AND state = 2 AND owner = \(owner) AND attempts = \(attempt)
-                    RETURNING sequence
-                ), freed AS (
-                    UPDATE relay_sequences s SET running = s.running - 1 FROM done WHERE s.name = done.sequence
-                )
-                SELECT 1 FROM done
-                """, logger: logger
-            ) {
-                recorded = true
+        try await !finish([Outcome(id: id, owner: owner, attempt: attempt, result: result)]).isEmpty
+    }
+
+    /// Records terminal outcomes in one transaction, each if its owner still holds the operation for its attempt, and
+    /// passes them on to the dependents: a success releases them; a failure or cancellation cancels, transitively,
+    /// those that do not run anyway, and releases those that do.
+    ///
+    /// - Returns: The operations whose outcomes were recorded; the others' leases were lost.
+    func finish(_ outcomes: [Outcome]) async throws -> Set<UUID> {
+        guard !outcomes.isEmpty else { return [] }
+        let states = outcomes.map { PostgresOperationState($0.result).rawValue }
+        let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
+        if states.allSatisfy({ PostgresOperationState(rawValue: $0)?.satisfies == true }) {
+            // The common case in one round trip: no dependent is cancelled, so the database does it all.
+            return try await Self.mapping("recording outcomes") {
+                var recorded: Set<UUID> = []
+                for try await id in try await client.query(
+                    """
+                    SELECT relay_complete(
+                        \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
+                        \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[])
+                    """, logger: logger
+                ).decode(UUID.self) {
+                    recorded.insert(id)
+                }
+                return recorded
             }
-            guard recorded else { return false }
-            try await passOn([id], state, on: connection)
-            return true
+        }
+        return try await transaction("recording outcomes") { connection in
+            // The rows' locks are taken first: a commit naming one as a dependency has it locked for share, so that
+            // this waits for that commit, and the statements below see its dependents.
+            var ended: [PostgresOperationState: [UUID]] = [:]
+            var freed: [String: Int] = [:]
+            for try await (id, state, sequence) in try await connection.query(
+                """
+                UPDATE relay_operations o
+                SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
+                FROM unnest(
+                    \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
+                    \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[]
+                ) AS i (id, owner, attempt, state, result)
+                WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
+                RETURNING o.id, o.state, o.sequence
+                """, logger: logger
+            ).decode((UUID, Int16, String).self) {
+                guard let state = PostgresOperationState(rawValue: state) else { continue }
+                ended[state, default: []].append(id)
+                freed[sequence, default: 0] += 1
+            }
+            try await passOn(ended, on: connection)
+            try await free(freed, on: connection)
+            return Set(ended.values.joined())
         }
     }
 
-    /// Passes the end of `ended` (all in `state`) on to their dependents, inside the transaction that ended them.
-    func passOn(_ ended: [UUID], _ state: PostgresOperationState, on connection: PostgresConnection) async throws {
-        var finished = ended
-        if !state.satisfies {
-            // Each round cancels the dependents the last one reached; a commit adding a dependent meanwhile holds
-            // its dependency for share, so the round after the update that waited for it sees the new dependent.
-            var frontier = ended
-            var cause = state == .failed ? CallCancellation.dependencyFailed : CallCancellation.dependencyCancelled
-            while !frontier.isEmpty {
-                var doomed: [(UUID, UUID)] = []
-                for try await (dependent, dependency) in try await connection.query(
-                    """
-                    SELECT DISTINCT ON (o.id) o.id, d.dependency
-                    FROM relay_dependencies d JOIN relay_operations o ON o.id = d.dependent
-                    WHERE d.dependency = ANY(\(frontier)) AND o.state = 0 AND NOT o.run_anyway
-                    ORDER BY o.id, d.dependency
-                    """, logger: logger
-                ).decode((UUID, UUID).self) {
-                    doomed.append((dependent, dependency))
-                }
-                guard !doomed.isEmpty else { break }
-                let results = doomed.map { ByteBuffer(bytes: CallResult.cancelled(cause($0.1)).encoded()) }
-                frontier = []
-                for try await id in try await connection.query(
-                    """
-                    UPDATE relay_operations o SET state = 6, blockers = 0, result = c.result, finished_at = now()
-                    FROM unnest(\(doomed.map(\.0))::uuid[], \(results)::bytea[]) AS c (id, result)
-                    WHERE o.id = c.id AND o.state = 0
-                    RETURNING o.id
-                    """, logger: logger
-                ).decode(UUID.self) {
-                    frontier.append(id)
-                }
-                finished += frontier
-                cause = CallCancellation.dependencyCancelled
+    /// Frees the slots of operations that stopped running, by sequence.
+    ///
+    /// The last statement of its transaction: a claim skips a sequence whose row another transaction holds, so the
+    /// row is held for as short a time as the commit allows.
+    func free(_ slots: [String: Int], on connection: PostgresConnection) async throws {
+        guard !slots.isEmpty else { return }
+        let names = slots.keys.sorted()
+        try await connection.query(
+            """
+            UPDATE relay_sequences s SET running = s.running - c.n
+            FROM unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
+            WHERE s.name = c.name
+            """, logger: logger)
+    }
+
+    /// Passes the ends of operations, by terminal state, on to their dependents, inside the transaction that ended
+    /// them.
+    func passOn(_ ended: [PostgresOperationState: [UUID]], on connection: PostgresConnection) async throws {
+        var finished = Array(ended.values.joined())
+        let failed = Set(ended[.failed] ?? [])
+        // Each round cancels the dependents the last one reached; a commit adding a dependent meanwhile holds its
+        // dependency for share, so the round after the update that waited for it sees the new dependent.
+        var frontier = (ended[.failed] ?? []) + (ended[.cancelled] ?? [])
+        while !frontier.isEmpty {
+            var doomed: [(UUID, UUID)] = []
+            for try await (dependent, dependency) in try await connection.query(
+                """
+                SELECT DISTINCT ON (o.id) o.id, d.dependency
+                FROM relay_dependencies d JOIN relay_operations o ON o.id = d.dependent
+                WHERE d.dependency = ANY(\(frontier)) AND o.state = 0 AND NOT o.run_anyway
+                ORDER BY o.id, d.dependency
+                """, logger: logger
+            ).decode((UUID, UUID).self) {
+                doomed.append((dependent, dependency))
             }
+            guard !doomed.isEmpty else { break }
+            let results = doomed.map { dependent, dependency in
+                let cause: CallCancellation =
+                    failed.contains(dependency) ? .dependencyFailed(dependency) : .dependencyCancelled(dependency)
+                return ByteBuffer(bytes: CallResult.cancelled(cause).encoded())
+            }
+            frontier = []
+            for try await id in try await connection.query(
+                """
+                WITH locked AS (
+                    SELECT o.id, c.result FROM relay_operations o
+                    JOIN unnest(\(doomed.map(\.0))::uuid[], \(results)::bytea[]) AS c (id, result) ON o.id = c.id
+                    WHERE o.state = 0 ORDER BY o.id FOR UPDATE OF o
+                )
+                UPDATE relay_operations o SET state = 6, blockers = 0, result = locked.result, finished_at = now()
+                FROM locked WHERE o.id = locked.id
+                RETURNING o.id
+                """, logger: logger
+            ).decode(UUID.self) {
+                frontier.append(id)
+            }
+            finished += frontier
         }
+        // Dependents are locked in the order of their ids, so that processes releasing the same ones at once never
+        // deadlock.
         var ready = false
         for try await state in try await connection.query(
             """
+            WITH links AS (
+                SELECT dependent, count(*)::integer AS n FROM relay_dependencies
+                WHERE dependency = ANY(\(finished)) GROUP BY dependent
+            ), locked AS (
+                SELECT o.id, links.n FROM relay_operations o JOIN links ON o.id = links.dependent
+                WHERE o.state = 0 ORDER BY o.id FOR UPDATE OF o
+            )
             UPDATE relay_operations o
-            SET blockers = o.blockers - 1, state = CASE WHEN o.blockers = 1 THEN 1 ELSE 0 END
-            FROM relay_dependencies d
-            WHERE d.dependency = ANY(\(finished)) AND o.id = d.dependent AND o.state = 0
+            SET blockers = o.blockers - locked.n, state = CASE WHEN o.blockers = locked.n THEN 1 ELSE 0 END
+            FROM locked WHERE o.id = locked.id
             RETURNING o.state
             """, logger: logger
         ).decode(Int16.self) where state == PostgresOperationState.pending.rawValue {

@@ -14,14 +14,14 @@ import Relay
 /// clock every process of the fleet shares.
 ///
 /// New work and finished work are announced with `NOTIFY` inside the transaction that makes them visible: channel
-/// ``readyChannel`` when operations may be claimed, ``finishedChannel`` with an operation's id when it ends.
+/// ``readyChannel`` when operations may be claimed, ``finishedChannel`` with the ids of operations that ended.
 struct PostgresQueue: Sendable {
     let client: PostgresClient
     let logger: Logger
 
     /// Announces that operations may be claimed.
     static let readyChannel = "relay_ready"
-    /// Announces that an operation ended; the payload is its id.
+    /// Announces that operations ended; the payload is their ids, separated by commas.
     static let finishedChannel = "relay_finished"
 
     /// An operation claimed for one attempt: `attempt` fences the outcome.
