@@ -1,22 +1,27 @@
 import Foundation
 import Relay
 
-/// Records gathered for one write, oldest first, and the position the write makes durable.
-struct PostgresBatch: Sendable, Equatable {
-    var kinds: [String] = []
-    var bodies: [Data] = []
+/// What was gathered for one write, oldest first, and the position the write makes durable.
+struct PostgresBatch<Item: Sendable & Equatable>: Sendable, Equatable {
+    var items: [Item] = []
     var through: UInt64 = 0
 }
 
-/// The state of a ``PostgresStorage``'s commits: the records gathered since the last write, how far they are durable,
+/// One record of a ``PostgresStorage``, as its log keeps it.
+struct PostgresLogEntry: Sendable, Equatable {
+    let kind: String
+    let body: Data
+}
+
+/// The state of a store's group commits: what was gathered since the last write, how far they are durable,
 /// who waits, and which waiting task writes next.
 ///
 /// There is no writer task: the first task that waits for records not yet written writes them, with everything
 /// gathered so far, in one database transaction, and hands the next batch to one task still waiting, so that records
 /// appended while a write is in flight share the next one. Each event returns what its caller must do once the lock
 /// is let go.
-struct PostgresCommitState<Waiter: Sendable>: Sendable {
-    typealias Batch = PostgresBatch
+struct PostgresCommitState<Waiter: Sendable, Item: Sendable & Equatable>: Sendable {
+    typealias Batch = PostgresBatch<Item>
 
     /// What a task that waits must do.
     enum WaitAction: Sendable, Equatable {
@@ -39,12 +44,11 @@ struct PostgresCommitState<Waiter: Sendable>: Sendable {
     private(set) var failure: RelayError?
     private var isOpen = true
 
-    /// Gathers one record for the next write; returns its position.
-    mutating func append(kind: String, body: Data) -> UInt64 {
+    /// Gathers one item for the next write; returns its position.
+    mutating func append(_ item: Item) -> UInt64 {
         guard isOpen, failure == nil else { return appended }
         appended += 1
-        pending.kinds.append(kind)
-        pending.bodies.append(body)
+        pending.items.append(item)
         pending.through = appended
         return appended
     }

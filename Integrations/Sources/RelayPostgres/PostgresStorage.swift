@@ -35,14 +35,14 @@ public final class PostgresStorage: Storage {
     private enum Turn: Sendable {
         case durable
         case failed(RelayError)
-        case write(PostgresBatch)
+        case write(PostgresBatch<PostgresLogEntry>)
     }
 
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
     private let writes = Mutex<PostgresWriteGuard?>(nil)
-    private let commits = Mutex(PostgresCommitState<Waiter>())
+    private let commits = Mutex(PostgresCommitState<Waiter, PostgresLogEntry>())
 
     /// The key of the advisory lock that the store's connection holds while it is open: "relay.st" in ASCII.
     public static let ownerKey: Int64 = 0x7265_6c61_792e_7374
@@ -115,11 +115,11 @@ public final class PostgresStorage: Storage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last one.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        let encoded = records.map { ($0.kind.description, $0.encoded()) }
+        let encoded = records.map { PostgresLogEntry(kind: $0.kind.description, body: $0.encoded()) }
         return StorageTicket(
             position: commits.withLock { commits in
                 var last = commits.appended
-                for (kind, body) in encoded { last = commits.append(kind: kind, body: body) }
+                for entry in encoded { last = commits.append(entry) }
                 return last
             })
     }
@@ -145,16 +145,17 @@ public final class PostgresStorage: Storage {
     }
 
     /// Writes a batch in one statement, then resumes the waits it satisfied and hands the next batch on.
-    private func write(_ batch: PostgresBatch) async throws {
+    private func write(_ batch: PostgresBatch<PostgresLogEntry>) async throws {
         do {
             guard let writes = writes.withLock({ $0 }) else {
                 throw RelayError(.storageFailure, "the Relay store is not open")
             }
-            let bodies = batch.bodies.map { ByteBuffer(bytes: $0) }
+            let kinds = batch.items.map(\.kind)
+            let bodies = batch.items.map { ByteBuffer(bytes: $0.body) }
             try await writes.run(
                 """
                 INSERT INTO relay_records (kind, body)
-                SELECT kind, body FROM unnest(\(batch.kinds)::text[], \(bodies)::bytea[]) WITH ORDINALITY
+                SELECT kind, body FROM unnest(\(kinds)::text[], \(bodies)::bytea[]) WITH ORDINALITY
                     AS batch (kind, body, n)
                 ORDER BY n
                 """, logger: logger)

@@ -113,6 +113,7 @@ struct PostgresQueueGraphTests {
     @Test("S1 S17: a known id changes nothing, other content under it or an unknown dependency enqueues nothing")
     func badCommits() async throws {
         try await Queues.withQueue { queue, _ in
+            try await queue.configure(Queues.orders, bunchSize: 1, algorithm: .flat)
             let known = Queues.operation()
             let first = try await queue.enqueue([known])
             let again = try await queue.enqueue([known])
@@ -165,7 +166,8 @@ struct PostgresQueueGraphTests {
 
     @Test("S29: snapshot numbers stay unique and gapless fleet-wide when four processes enqueue at once")
     func snapshots() async throws {
-        try await Queues.withQueue { _, database in
+        try await Queues.withQueue { queue, database in
+            try await queue.configure(Queues.orders, bunchSize: 1, algorithm: .flat)
             let numbers = try await withThrowingTaskGroup(of: [UInt64].self) { group in
                 for _ in 0..<4 {
                     group.addTask {

@@ -9,11 +9,18 @@ extension PipelineCore {
     }
 
     /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group, and
-    /// beside them the store's work (see ``Storage/maintain()``), cancelled once the engine has stopped.
+    /// beside them the store's work (see ``Storage/maintain()`` and ``SharedStorage/run(_:)``), cancelled once the
+    /// engine has stopped.
     func run() async {
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { maintenance in
-                maintenance.addTask { await self.storage.maintain() }
+                maintenance.addTask {
+                    if let shared = self.shared {
+                        await shared.run(SharedLink(core: self))
+                    } else {
+                        await self.storage.maintain()
+                    }
+                }
                 await withDiscardingTaskGroup { group in
                     group.addTask { await self.runTimers() }
                     while let (sequence, lane) = await nextLaneToStart() {

@@ -60,6 +60,10 @@ final class PipelineCore: Sendable {
     /// Each transition's events, until the transition is durable.
     let events = EventOutbox()
     let storage: any Storage
+    /// The store, when several processes share it: commits go to it, and it claims what this process runs.
+    let shared: (any SharedStorage)?
+    /// The handles of operations committed to a shared store, until it reports their outcomes.
+    let remote = RemoteOutcomes()
     let clock: ClockSource
     let configuration: DataPoint.Configuration
     /// The state machine's limits, kept here too so that commits are validated before the lock is taken.
@@ -71,6 +75,7 @@ final class PipelineCore: Sendable {
 
     init(storage: any Storage, clock: ClockSource, configuration: DataPoint.Configuration) {
         self.storage = storage
+        shared = storage as? any SharedStorage
         self.clock = clock
         self.configuration = configuration
         let limits = PipelineStateMachine.Limits(
@@ -247,6 +252,16 @@ final class PipelineCore: Sendable {
         let authorizing = operations.contains { $0.kind == .http } && read { $0.executorIndex[.authorizedHTTP] != nil }
         var operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
         if observing { operations = carrying(operations) }
+        if let shared {
+            guard changes.isEmpty, erasures.isEmpty, startTimes.isEmpty else {
+                throw RelayError(
+                    .invalidArgument,
+                    "a DataPoint on a shared store does not yet commit models or scheduled starts with operations")
+            }
+            let records = try await enqueueShared(shared, operations)
+            if observing { for observer in configuration.observers { observer.enqueued(operations) } }
+            return records
+        }
         let expected = expectedSnapshot.load(ordering: .relaxed)
         let prebuilt = OperationRecord.records(for: operations, snapshot: expected)
         let preparation = CommitPreparation(operations, limits: limits)

@@ -22,11 +22,44 @@ extension PipelineStateMachine {
             lanes[Int(lane)].algorithm = sequence.algorithm
             lanes[Int(lane)].suspensionCount = max(0, sequence.suspensionCount)
         }
+        restoreOperations(
+            stored.operations, lastSnapshot: stored.lastSnapshot, clock: clock, directory: &directory, now: now,
+            into: &actions)
+        forgetBeyondBounds(into: &actions)
+    }
+
+    /// Adds operations a shared store claimed for this process to the graph, as a restore would.
+    ///
+    /// Each comes with its snapshot and its attempts so far, its dependencies satisfied (the store releases nothing
+    /// before), ready to run. One the graph knows already is left as it is.
+    mutating func adopt(
+        _ operations: [StoredOperation],
+        clock: ClockSource,
+        directory: inout OperationDirectory,
+        now: Int64,
+        into actions: inout PipelineActions
+    ) {
+        let lastSnapshot = operations.lazy.compactMap(\.operation.snapshot).max() ?? 0
+        restoreOperations(
+            operations, lastSnapshot: lastSnapshot, clock: clock, directory: &directory, now: now, into: &actions)
+        forgetBeyondBounds(into: &actions)
+    }
+
+    /// Adds stored operations to the graph, each in the phase the store left it, and moves the pending ones as far
+    /// as they can go.
+    private mutating func restoreOperations(
+        _ operations: [StoredOperation],
+        lastSnapshot: UInt64,
+        clock: ClockSource,
+        directory: inout OperationDirectory,
+        now: Int64,
+        into actions: inout PipelineActions
+    ) {
         var restored: [Int32] = []
-        restored.reserveCapacity(stored.operations.count)
-        graph.reserve(restoring: stored.operations.count, lastSnapshot: stored.lastSnapshot, in: &directory)
-        let records = OperationRecord.records(for: stored.operations.lazy.map(\.operation), snapshot: nil)
-        for (position, entry) in stored.operations.enumerated() {
+        restored.reserveCapacity(operations.count)
+        graph.reserve(restoring: operations.count, lastSnapshot: lastSnapshot, in: &directory)
+        let records = OperationRecord.records(for: operations.lazy.map(\.operation), snapshot: nil)
+        for (position, entry) in operations.enumerated() {
             guard
                 let number = graph.restore(
                     records[position],
@@ -77,7 +110,6 @@ extension PipelineStateMachine {
         }
         for (slot, result) in cancellations { finish(slot, result, now: now, into: &actions) }
         for slot in restored { reevaluate(slot, now: now, into: &actions) }
-        forgetBeyondBounds(into: &actions)
     }
 
     /// Refills the latency windows from the restored finished operations, oldest first, so that percentiles cover the

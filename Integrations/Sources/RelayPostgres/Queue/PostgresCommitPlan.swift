@@ -44,6 +44,41 @@ struct PostgresCommitPlan {
         return nil
     }
 
+    /// The sequences the new operations name.
+    var sequences: [String] { operations.map(\.operation.sequenceName.rawValue) }
+
+    /// A cycle among the new operations' dependencies, in dependency order, if any: a cycle can only run through the
+    /// commit's own operations, since stored ones never depend on new ones.
+    var cycle: [UUID]? {
+        let byID = Dictionary(
+            operations.map { ($0.operation.id, $0.operation) }, uniquingKeysWith: { first, _ in first })
+        var finished: Set<UUID> = []
+        for (_, start) in operations where !finished.contains(start.id) {
+            // Depth first, with an explicit stack: the path from `start`, and each step's dependencies left to visit.
+            var path: [UUID] = []
+            var stack: [(id: UUID, left: [UUID])] = []
+            var onPath: Set<UUID> = []
+            stack.append((start.id, Array(byID[start.id]?.dependencies ?? [])))
+            path.append(start.id)
+            onPath.insert(start.id)
+            while !stack.isEmpty {
+                guard let next = stack[stack.count - 1].left.popLast() else {
+                    let done = stack.removeLast().id
+                    finished.insert(done)
+                    onPath.remove(done)
+                    path.removeLast()
+                    continue
+                }
+                guard added.contains(next), !finished.contains(next) else { continue }
+                if onPath.contains(next) { return Array(path[path.firstIndex(of: next)!...]) }
+                stack.append((next, Array(byID[next]?.dependencies ?? [])))
+                path.append(next)
+                onPath.insert(next)
+            }
+        }
+        return nil
+    }
+
     /// Decides every row's state, blockers and, for those added cancelled, result.
     mutating func settle() {
         var cancellations: [UUID: CallCancellation] = [:]

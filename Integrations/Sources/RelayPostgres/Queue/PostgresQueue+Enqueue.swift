@@ -20,8 +20,10 @@ extension PostgresQueue {
     /// dependents it adds (no lost fan-in).
     ///
     /// - Throws: ``RelayError/Code/unknownDependency`` for a dependency neither stored nor in the commit,
-    ///   ``RelayError/Code/conflictingOperation`` for a known id with other content, or
-    ///   ``RelayError/Code/invalidArgument`` for an empty commit; the transaction is then to be rolled back.
+    ///   ``RelayError/Code/conflictingOperation`` for a known id with other content,
+    ///   ``RelayError/Code/dependencyCycle`` for dependencies that close a cycle, ``RelayError/Code/unknownSequence``
+    ///   for a sequence never registered, or ``RelayError/Code/invalidArgument`` for an empty commit; the
+    ///   transaction is then to be rolled back.
     func enqueue(_ operations: [CallOperation], on connection: PostgresConnection) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
         var snapshot: Int64 = 0
@@ -33,12 +35,13 @@ extension PostgresQueue {
         let ids = operations.map(\.id)
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
         var stored: [UUID: PostgresOperationState] = [:]
-        for try await (id, state, body) in try await connection.query(
+        var outcomes: [UUID: CallResult] = [:]
+        for try await (id, state, body, result) in try await connection.query(
             """
-            SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END FROM relay_operations
-            WHERE id = ANY(\(named)) FOR SHARE
+            SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END, CASE WHEN id = ANY(\(ids)) THEN result END
+            FROM relay_operations WHERE id = ANY(\(named)) FOR SHARE
             """, logger: logger
-        ).decode((UUID, Int16, ByteBuffer?).self) {
+        ).decode((UUID, Int16, ByteBuffer?, ByteBuffer?).self) {
             stored[id] = PostgresOperationState(rawValue: state)
             if let body, let operation = operations.first(where: { $0.id == id }),
                 try CallOperation(encoded: Data(body.readableBytesView)) != operation
@@ -46,6 +49,7 @@ extension PostgresQueue {
                 throw RelayError(
                     .conflictingOperation, "operation \(id) is stored already with other content; nothing was enqueued")
             }
+            if let result { outcomes[id] = try CallResult(encoded: Data(result.readableBytesView)) }
         }
         var plan = PostgresCommitPlan(
             operations.enumerated().filter { stored[$0.element.id] == nil }.map { ($0.offset, $0.element) },
@@ -54,8 +58,24 @@ extension PostgresQueue {
             throw RelayError(
                 .unknownDependency, "dependency \(unknown) is neither stored nor in the commit; nothing was enqueued")
         }
+        if let cycle = plan.cycle {
+            throw RelayError(
+                .dependencyCycle,
+                "dependencies form a cycle: \(cycle.map(\.uuidString).joined(separator: " → ")); nothing was enqueued",
+                operationIDs: cycle)
+        }
+        let sequences = Array(Set(plan.sequences))
+        var registered: Set<String> = []
+        for try await name in try await connection.query(
+            "SELECT name FROM relay_sequences WHERE name = ANY(\(sequences))", logger: logger
+        ).decode(String.self) {
+            registered.insert(name)
+        }
+        if let unknown = sequences.sorted().first(where: { !registered.contains($0) }) {
+            throw RelayError(.unknownSequence, "sequence \(unknown) is not registered; nothing was enqueued")
+        }
         plan.settle()
-        guard !plan.rows.isEmpty else { return Enqueued(snapshot: UInt64(snapshot), added: []) }
+        guard !plan.rows.isEmpty else { return Enqueued(snapshot: UInt64(snapshot), added: [], outcomes: outcomes) }
         let rows = plan.rows
         try await connection.query(
             """
@@ -81,7 +101,10 @@ extension PostgresQueue {
             ready: rows.contains { $0.state == PostgresOperationState.pending.rawValue },
             finished: rows.filter { $0.state >= PostgresOperationState.completed.rawValue }.map(\.id),
             on: connection)
-        return Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id))
+        for row in rows where row.result.readableBytes > 0 {
+            outcomes[row.id] = try CallResult(encoded: Data(row.result.readableBytesView))
+        }
+        return Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id), outcomes: outcomes)
     }
 
     /// Sends the notifications of a change inside the transaction that makes it, so that listeners hear of it once

@@ -23,6 +23,26 @@ extension PostgresQueue {
         }
     }
 
+    /// Counts another attempt of an operation that `owner` holds and retried itself, so that the attempt fences its
+    /// outcome and a process that reclaims it later counts it.
+    ///
+    /// - Returns: Whether `owner` still holds it.
+    func advance(_ id: UUID, owner: UUID, to attempt: Int) async throws -> Bool {
+        try await Self.mapping("counting an attempt") {
+            var held = false
+            for try await _ in try await client.query(
+                """
+                UPDATE relay_operations SET attempts = \(attempt)
+                WHERE id = \(id) AND state = 2 AND owner = \(owner) AND attempts < \(attempt)
+                RETURNING 1
+                """, logger: logger)
+            {
+                held = true
+            }
+            return held
+        }
+    }
+
     /// Returns every operation whose lease has expired to pending, its attempt counted, so that another process
     /// claims it and runs it again under the same idempotency key.
     ///

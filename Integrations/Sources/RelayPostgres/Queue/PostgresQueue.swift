@@ -29,6 +29,7 @@ struct PostgresQueue: Sendable {
         let operation: CallOperation
         let snapshot: UInt64
         let attempt: Int
+        let enqueuedAt: Date
     }
 
     /// What one commit did.
@@ -37,6 +38,8 @@ struct PostgresQueue: Sendable {
         let snapshot: UInt64
         /// The operations the commit added, in call order; those already known (S1) are not among them.
         let added: [UUID]
+        /// The outcomes its operations have already: known ones that finished, new ones added cancelled.
+        var outcomes: [UUID: CallResult] = [:]
     }
 
     /// Runs `body` on a connection of the client, in a transaction of its own, mapping what fails it to a
@@ -67,17 +70,21 @@ struct PostgresQueue: Sendable {
     // MARK: - Claims
 
     /// Claims up to `limit` operations of each sequence that has free slots, in start order, each for one attempt
-    /// under a lease of `lease` from now.
+    /// under a lease of `lease` from now; only of `sequences` when given.
     ///
     /// - Returns: The claims, each sequence's in start order.
-    func claim(owner: UUID, limit: Int, lease: Duration) async throws -> [Claim] {
-        try await Self.mapping("claiming operations") {
+    func claim(
+        owner: UUID, sequences: [CallSequence.Name]? = nil, limit: Int, lease: Duration
+    ) async throws -> [Claim] {
+        let names = sequences?.map(\.rawValue)
+        return try await Self.mapping("claiming operations") {
             let rows = try await client.query(
                 """
                 WITH open AS (
                     SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
                     FROM relay_sequences s
                     WHERE s.running < s.bunch_size AND s.suspensions = 0
+                        AND (\(names)::text[] IS NULL OR s.name = ANY(\(names)::text[]))
                         AND (SELECT suspensions FROM relay_counters) = 0
                     ORDER BY s.name
                     FOR UPDATE OF s SKIP LOCKED
@@ -97,20 +104,23 @@ struct PostgresQueue: Sendable {
                         lease_until = now() + make_interval(secs => \(lease.seconds)),
                         started_at = coalesce(o.started_at, clock_timestamp())
                     FROM picked WHERE o.id = picked.id
-                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body
+                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at
                 ), counted AS (
                     UPDATE relay_sequences s SET running = s.running + c.n
                     FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
                     WHERE s.name = c.sequence
                 )
-                SELECT snapshot, attempts, body FROM claimed ORDER BY sequence, priority DESC, snapshot, ordinal
+                SELECT snapshot, attempts, body, enqueued_at FROM claimed
+                ORDER BY sequence, priority DESC, snapshot, ordinal
                 """, logger: logger)
             var claims: [Claim] = []
-            for try await (snapshot, attempts, body) in rows.decode((Int64, Int32, ByteBuffer).self) {
+            for try await (snapshot, attempts, body, enqueuedAt) in rows.decode(
+                (Int64, Int32, ByteBuffer, Date).self)
+            {
                 claims.append(
                     Claim(
                         operation: try CallOperation(encoded: Data(body.readableBytesView)),
-                        snapshot: UInt64(snapshot), attempt: Int(attempts)))
+                        snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt))
             }
             return claims
         }

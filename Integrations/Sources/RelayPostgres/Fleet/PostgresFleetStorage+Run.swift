@@ -1,0 +1,167 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Relay
+
+extension PostgresFleetStorage {
+    /// Claims operations for the running DataPoint, keeps their leases, listens for new and finished work, and looks
+    /// both up on a timer, until the task is cancelled; see ``SharedStorage/run(_:)``.
+    public func run(_ link: SharedLink) async {
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        running.withLock { $0 = (link, wake) }
+        defer { running.withLock { $0 = nil } }
+        wake.yield()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.claim(for: link, on: wakes) }
+            group.addTask { await self.listen(for: link) }
+            group.addTask { await self.every(self.options.lease / 3) { try await self.renew() } }
+            group.addTask {
+                await self.every(self.options.pollInterval) {
+                    if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
+                    self.wakeClaims()
+                    try await self.settleAwaited(link.awaited, for: link)
+                }
+            }
+        }
+    }
+
+    /// Wakes the loop that claims: work may be ready, or room has freed here.
+    func wakeClaims() {
+        _ = running.withLock { $0?.wake.yield() }
+    }
+
+    /// Claims as much as the DataPoint has room for, each time it is woken.
+    private func claim(for link: SharedLink, on wakes: AsyncStream<Void>) async {
+        for await _ in wakes {
+            var more = true
+            while more, !Task.isCancelled {
+                let room = options.claimLimit - link.waiting
+                let sequences = link.sequences
+                guard room > 0, !sequences.isEmpty else { break }
+                do {
+                    let claims = try await queue.claim(
+                        owner: owner, sequences: sequences, limit: room, lease: options.lease)
+                    held.withLock { held in
+                        for claim in claims { held[claim.operation.id] = PostgresHeldClaim(attempt: claim.attempt) }
+                    }
+                    link.run(
+                        claims.map { claim in
+                            StoredOperation(
+                                operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
+                                enqueuedAt: claim.enqueuedAt)
+                        })
+                    more = claims.count >= room
+                } catch {
+                    logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
+                    more = false
+                }
+            }
+        }
+    }
+
+    /// Listens for ready and finished work, listening again after the connection is lost; after each (re)start it
+    /// looks up what it may have missed.
+    private func listen(for link: SharedLink) async {
+        while !Task.isCancelled {
+            do {
+                try await queue.client.withConnection { connection in
+                    try await connection.listen(on: PostgresQueue.readyChannel) { ready in
+                        try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
+                            self.wakeClaims()
+                            try await self.settleAwaited(link.awaited, for: link)
+                            try await withThrowingDiscardingTaskGroup { group in
+                                group.addTask { for try await _ in ready { self.wakeClaims() } }
+                                group.addTask {
+                                    for try await note in finished {
+                                        let ended = note.payload.split(separator: ",").compactMap {
+                                            UUID(uuidString: String($0))
+                                        }
+                                        let awaited = Set(link.awaited)
+                                        try await self.settleAwaited(ended.filter(awaited.contains), for: link)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            } catch {
+                guard !Task.isCancelled else { return }
+                logger.warning("listening failed; listening again", metadata: ["error": "\(error)"])
+            }
+            try? await clock.sleep(for: options.pollInterval)
+        }
+    }
+
+    /// Settles the handles of those of `ids` that ended.
+    func settleAwaited(_ ids: [UUID], for link: SharedLink) async throws {
+        guard !ids.isEmpty else { return }
+        link.settle(try await queue.outcomes(of: ids))
+    }
+
+    /// Renews this process's leases, and lets go of those it lost.
+    private func renew() async throws {
+        guard !held.withLock({ $0.isEmpty }) else { return }
+        let kept = try await queue.renew(owner: owner, lease: options.lease)
+        held.withLock { held in
+            for id in held.keys where !kept.contains(id) { held[id] = nil }
+        }
+    }
+
+    /// Runs `body` every `interval` until the task is cancelled, logging what fails.
+    private func every(_ interval: Duration, _ body: () async throws -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(for: interval)
+            } catch {
+                return
+            }
+            do {
+                try await body()
+            } catch {
+                logger.warning("the fleet's upkeep failed; trying again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Applies a batch of changes from the records of what this process runs.
+    func apply(_ writes: [PostgresFleetWrite]) async throws {
+        var outcomes: [PostgresQueue.Outcome] = []
+        var interrupted: [UUID] = []
+        for write in writes {
+            switch write {
+            case .configure(let sequence):
+                try await queue.configure(sequence.name, bunchSize: sequence.bunchSize, algorithm: sequence.algorithm)
+                wakeClaims()
+            case .started(let id, let attempt):
+                let claim = held.withLock { held -> PostgresHeldClaim? in
+                    held[id]?.began = true
+                    return held[id]
+                }
+                guard let claim, attempt > claim.attempt else { continue }
+                let kept = try await queue.advance(id, owner: owner, to: attempt)
+                held.withLock { $0[id] = kept ? PostgresHeldClaim(attempt: attempt, began: true) : nil }
+            case .finished(let id, let result):
+                guard let claim = held.withLock({ $0[id] }) else { continue }
+                outcomes.append(PostgresQueue.Outcome(id: id, owner: owner, attempt: claim.attempt, result: result))
+            case .interrupted(let id):
+                interrupted.append(id)
+            }
+        }
+        if !outcomes.isEmpty {
+            let recorded = try await queue.finish(outcomes)
+            held.withLock { held in
+                for outcome in outcomes { held[outcome.id] = nil }
+            }
+            let settled = outcomes.filter { recorded.contains($0.id) }
+            running.withLock { $0?.link }?.settle(
+                Dictionary(settled.map { ($0.id, $0.result) }, uniquingKeysWith: { first, _ in first }))
+            wakeClaims()
+        }
+        if !interrupted.isEmpty {
+            _ = try await queue.giveBack(interrupted, owner: owner, counted: true)
+            held.withLock { held in
+                for id in interrupted { held[id] = nil }
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Relay
+import Synchronization
+
+/// A DataPoint's store in a PostgreSQL database that every process of a fleet opens: one queue, fleet-wide.
+///
+/// ```swift
+/// let client = PostgresClient(configuration: configuration)  // run by the service group, or a task of yours
+/// try await DataPoint.with(storage: .postgresFleet(client)) { point in
+///     try await point.execute(HTTPCall(method: .post, url: webhookURL, body: .data(payload)))
+/// }
+/// ```
+///
+/// Each process commits what it enqueues to the database, which numbers commits fleet-wide, and runs what it claims
+/// there: a batch at a time, in start order, never more of a sequence at once than its bunch size across the whole
+/// fleet. A claim is a lease that the process renews while it runs the operation; when a process dies or loses the
+/// database, its leases expire and the operations run elsewhere, their attempt counted, and the process that lost
+/// them can no longer record their outcomes. A handle settles once the operation's outcome is committed, from
+/// whichever process ran it: processes hear of new and finished work through `LISTEN`, and look it up on a timer
+/// too, so that nothing waits on a notification that was missed.
+///
+/// The client must be running (its `run()` under way) for as long as the DataPoint is; the store takes a connection
+/// of its pool to listen on while the DataPoint runs. Every process of the fleet registers the same sequences and
+/// executors: a process claims only operations of sequences it has registered.
+///
+/// Built so far: enqueues, claims, leases, outcomes, retries within a claim, and handles awaited from the process that
+/// enqueued. Models, holds, cancellation, suspension and events of other processes are yet to be shared.
+public final class PostgresFleetStorage: SharedStorage {
+    /// How the store claims and keeps operations.
+    public struct Options: Sendable {
+        /// How long a claim lasts unless renewed, which it is at a third of it; 30 seconds by default.
+        public var lease: Duration = .seconds(30)
+        /// How often the store looks for work and outcomes it was not told of; 1 second by default.
+        public var pollInterval: Duration = .seconds(1)
+        /// The most claimed operations waiting here for a worker; 64 by default.
+        public var claimLimit = 64
+
+        /// The default options.
+        public init() {}
+    }
+
+    typealias Waiter = CheckedContinuation<Turn, Never>
+
+    /// What a task that waits for durability does next.
+    enum Turn: Sendable {
+        case durable
+        case failed(RelayError)
+        case write(PostgresBatch<PostgresFleetWrite>)
+    }
+
+    let queue: PostgresQueue
+    let options: Options
+    let clock: any Clock<Duration>
+    /// The process's identity in the fleet: the owner of its claims.
+    let owner = UUID()
+    /// The operations this process holds, with the attempt that fences their outcomes, and whether one began.
+    let held = Mutex<[UUID: PostgresHeldClaim]>([:])
+    let commits = Mutex(PostgresCommitState<Waiter, PostgresFleetWrite>())
+    /// The running DataPoint, and the wake of the loop that claims, while ``run(_:)`` runs.
+    let running = Mutex<(link: SharedLink, wake: AsyncStream<Void>.Continuation)?>(nil)
+
+    /// A store on the database that `client` reaches.
+    ///
+    /// - Parameters:
+    ///   - client: A client of the database, running for as long as the DataPoint does.
+    ///   - options: How the store claims and keeps operations.
+    ///   - clock: The clock of leases' renewals and of polling; the database's clock times the leases themselves.
+    ///   - logger: Where the store logs what fails in the background; nothing by default.
+    public init(
+        client: PostgresClient,
+        options: Options = Options(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "RelayPostgres")
+    ) {
+        queue = PostgresQueue(client: client, logger: logger)
+        self.options = options
+        self.clock = clock
+    }
+
+    var logger: Logger { queue.logger }
+
+    /// Migrates the database's schema; a fleet's state lives in its tables, so the DataPoint starts empty and runs
+    /// what it claims.
+    ///
+    /// - Returns: ``StoredState/empty``.
+    /// - Throws: ``RelayError/Code/unsupportedFormat`` for a newer schema, or ``RelayError/Code/storageFailure``.
+    public func open() async throws -> StoredState {
+        try await PostgresSchema.migrate(queue.client, logger: logger)
+        return .empty
+    }
+
+    /// Commits operations as one commit, numbered fleet-wide; see ``SharedStorage/commit(_:)``.
+    public func commit(_ operations: [CallOperation]) async throws -> SharedCommit {
+        let enqueued = try await queue.enqueue(operations)
+        return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
+    }
+
+    /// Gathers what the records of the operations this process runs change in the database.
+    ///
+    /// - Parameter records: The transitions, oldest first.
+    /// - Returns: The ticket of the last change.
+    public func append(_ records: [StorageRecord]) -> StorageTicket {
+        let writes = records.compactMap(PostgresFleetWrite.init)
+        return StorageTicket(
+            position: commits.withLock { commits in
+                var last = commits.appended
+                for write in writes { last = commits.append(write) }
+                return last
+            })
+    }
+
+    /// Returns once the changes up to `ticket` are committed, writing them if no write is in flight.
+    ///
+    /// - Parameter ticket: A ticket from ``append(_:)``.
+    /// - Throws: ``RelayError/Code/storageFailure`` once a write has failed.
+    public func waitUntilDurable(_ ticket: StorageTicket) async throws {
+        let turn = await withCheckedContinuation { (waiter: Waiter) in
+            switch commits.withLock({ $0.wait(for: ticket.position, waiter) }) {
+            case .durable: waiter.resume(returning: .durable)
+            case .failed(let failure): waiter.resume(returning: .failed(failure))
+            case .write(let batch): waiter.resume(returning: .write(batch))
+            case .park: break
+            }
+        }
+        switch turn {
+        case .durable: return
+        case .failed(let failure): throw failure
+        case .write(let batch): try await write(batch)
+        }
+    }
+
+    /// Writes a batch, then resumes the waits it satisfied and hands the next batch on.
+    private func write(_ batch: PostgresBatch<PostgresFleetWrite>) async throws {
+        do {
+            try await apply(batch.items)
+        } catch {
+            let failure =
+                error as? RelayError
+                ?? RelayError(.storageFailure, "the Relay store could not be written: \(String(reflecting: error))")
+            for waiter in commits.withLock({ $0.fail(failure) }) { waiter.resume(returning: .failed(failure)) }
+            throw failure
+        }
+        let (done, next) = commits.withLock { $0.wrote(through: batch.through) }
+        for waiter in done { waiter.resume(returning: .durable) }
+        if let (waiter, batch) = next { waiter.resume(returning: .write(batch)) }
+    }
+
+    /// Commits what was gathered, and gives back the claims this process still holds: a claim whose attempt began
+    /// counted, one never begun uncounted.
+    ///
+    /// - Throws: ``RelayError/Code/storageFailure`` when the last changes could not be committed.
+    public func close() async throws {
+        let last = commits.withLock { $0.appended }
+        try await waitUntilDurable(StorageTicket(position: last))
+        commits.withLock { $0.close() }
+        let claims = held.withLock { held in
+            defer { held = [:] }
+            return held
+        }
+        let begun = claims.filter(\.value.began).map(\.key)
+        let unbegun = claims.filter { !$0.value.began }.map(\.key)
+        if !begun.isEmpty { _ = try await queue.giveBack(begun, owner: owner, counted: true) }
+        if !unbegun.isEmpty { _ = try await queue.giveBack(unbegun, owner: owner, counted: false) }
+    }
+}
+
+extension Storage where Self == PostgresFleetStorage {
+    /// A store on a PostgreSQL database that every process of a fleet opens; see ``PostgresFleetStorage``.
+    ///
+    /// - Parameters:
+    ///   - client: A client of the database, running for as long as the DataPoint does.
+    ///   - options: How the store claims and keeps operations.
+    /// - Returns: The store.
+    public static func postgresFleet(
+        _ client: PostgresClient, options: PostgresFleetStorage.Options = .init()
+    ) -> PostgresFleetStorage {
+        PostgresFleetStorage(client: client, options: options)
+    }
+}

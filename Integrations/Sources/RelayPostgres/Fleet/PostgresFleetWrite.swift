@@ -1,0 +1,40 @@
+import Foundation
+import Relay
+
+/// What a record of an operation this process runs changes in the fleet's tables.
+enum PostgresFleetWrite: Sendable, Equatable {
+    /// A sequence registered or reconfigured here, fleet-wide.
+    case configure(StoredSequence)
+    /// An attempt began: the first of a claim marks it begun; a later one, a retry within the claim, is counted.
+    case started(UUID, attempt: Int)
+    /// The operation ended; recorded if this process still holds it.
+    case finished(UUID, CallResult)
+    /// Shutdown interrupted the attempt: the claim goes back with the attempt counted.
+    case interrupted(UUID)
+
+    /// The change a record makes, or `nil` for a record that changes nothing in the fleet's tables.
+    init?(_ record: StorageRecord) {
+        switch record.kind {
+        case .sequenceConfigured:
+            guard let sequence = record.sequenceConfiguration else { return nil }
+            self = .configure(sequence)
+        case .started:
+            guard let id = record.operationID, let attempt = record.attempt else { return nil }
+            self = .started(id, attempt: attempt)
+        case .finished:
+            guard let id = record.operationID, let result = record.result else { return nil }
+            self = .finished(id, result)
+        case .interrupted:
+            guard let id = record.operationID else { return nil }
+            self = .interrupted(id)
+        default:
+            return nil
+        }
+    }
+}
+
+/// A claim this process holds: the attempt that fences the operation's outcome, and whether an attempt began here.
+struct PostgresHeldClaim: Sendable, Hashable {
+    var attempt: Int
+    var began = false
+}

@@ -1,0 +1,112 @@
+import Foundation
+import PostgresNIO
+import Relay
+import RelayPostgres
+import RelayTesting
+import Testing
+
+/// DataPoints of two processes on one database, each with a client of its own: one queue, fleet-wide.
+@Suite(
+    "S26 S29 DataPoints on a fleet", .timeLimit(.minutes(2)),
+    .enabled(if: TestDatabase.isAvailable, "RELAY_POSTGRES_URL names no PostgreSQL server"))
+struct PostgresFleetTests {
+    static let work = CallKind(rawValue: "work")
+    static let left = CallSequence.Name(rawValue: "left")
+    static let right = CallSequence.Name(rawValue: "right")
+
+    /// An executor that answers with the name of the process that ran it.
+    static func runner(_ process: String) -> ClosureExecutor {
+        ClosureExecutor { _, _ in .completed(Data(process.utf8)) }
+    }
+
+    static func options() -> PostgresFleetStorage.Options {
+        var options = PostgresFleetStorage.Options()
+        options.lease = .seconds(5)
+        options.pollInterval = .milliseconds(200)
+        return options
+    }
+
+    /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns.
+    static func withTwoProcesses<Result: Sendable>(
+        _ body: @Sendable (DataPoint) async throws -> Result
+    ) async throws -> Result {
+        try await TestDatabase.with { client, database in
+            try await TestDatabase.withClient(database: database) { other in
+                let started = Gate()
+                let finished = Gate()
+                return try await withThrowingTaskGroup(of: Result?.self) { group in
+                    group.addTask {
+                        try await DataPoint.with(
+                            storage: PostgresFleetStorage(client: other, options: options()),
+                            executors: [work: runner("B")]
+                        ) { point in
+                            try await point.upsertCallSequence(CallSequence(name: right, bunchSize: 4))
+                            started.open()
+                            await finished.wait()
+                        }
+                        return nil
+                    }
+                    await started.wait()
+                    let result = try await DataPoint.with(
+                        storage: PostgresFleetStorage(client: client, options: options()),
+                        executors: [work: runner("A")]
+                    ) { point in
+                        try await point.upsertCallSequence(CallSequence(name: left, bunchSize: 4))
+                        return try await body(point)
+                    }
+                    finished.open()
+                    try await group.waitForAll()
+                    return result
+                }
+            }
+        }
+    }
+
+    @Test("S29: a handle settles in the process that enqueued when another process ran the operation")
+    func handleAcrossProcesses() async throws {
+        try await Self.withTwoProcesses { point in
+            let there = CallOperation(kind: Self.work, sequenceName: Self.right)
+            let here = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [there.id])
+            let handles = try await point.enqueue([there, here])
+            #expect(try await handles[0].value == Data("B".utf8))
+            #expect(try await handles[1].value == Data("A".utf8))
+        }
+    }
+
+    @Test("S26 S29: commits from a process number fleet-wide, and many operations each end once, in either process")
+    func manyOperations() async throws {
+        try await Self.withTwoProcesses { point in
+            var handles: [CallHandle] = []
+            for round in 0..<20 {
+                let commit = (0..<10).map { index in
+                    CallOperation(
+                        kind: Self.work, sequenceName: (round + index).isMultiple(of: 2) ? Self.left : Self.right)
+                }
+                handles += try await point.enqueue(commit)
+            }
+            var ranBy: [String: Int] = [:]
+            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            #expect(ranBy == ["A": 100, "B": 100])
+        }
+    }
+
+    @Test("S17: bad commits to the fleet are typed errors and enqueue nothing")
+    func badCommits() async throws {
+        try await Self.withTwoProcesses { point in
+            let nowhere = CallOperation(kind: Self.work, sequenceName: CallSequence.Name(rawValue: "nowhere"))
+            let unknown = await #expect(throws: RelayError.self) { try await point.enqueue(nowhere) }
+            #expect(unknown?.code == .unknownSequence)
+            let missing = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [UUID()])
+            let dependency = await #expect(throws: RelayError.self) { try await point.enqueue(missing) }
+            #expect(dependency?.code == .unknownDependency)
+            var first = CallOperation(kind: Self.work, sequenceName: Self.left)
+            let second = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [first.id])
+            first.dependencies = [second.id]
+            let cycle = await #expect(throws: RelayError.self) { try await point.enqueue([first, second]) }
+            #expect(cycle?.code == .dependencyCycle)
+            let fine = CallOperation(kind: Self.work, sequenceName: Self.left)
+            let value = try await point.execute(fine)
+            #expect(value == Data("A".utf8))
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A DataPoint on a shared store: its commits go to the store, which numbers them fleet-wide, and its graph holds the
+/// operations the store claimed for it (see ``SharedStorage``).
+extension PipelineCore {
+    /// Commits operations through the shared store, and returns their records, which settle once the store reports
+    /// their outcomes.
+    func enqueueShared(_ store: any SharedStorage, _ operations: [CallOperation]) async throws(RelayError)
+        -> [OperationRecord]
+    {
+        switch read({ $0.lifecycle }) {
+        case .stopping, .stopped: throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
+        case .idle, .running: break
+        }
+        if let invalid = CommitPreparation(operations, limits: limits).invalid.first { throw invalid.error }
+        let ids = operations.map(\.id)
+        remote.expect(ids)
+        let commit: SharedCommit
+        do {
+            commit = try await store.commit(operations)
+        } catch {
+            remote.forget(ids)
+            throw error as? RelayError
+                ?? RelayError(.storageFailure, "the shared store refused the commit: \(String(reflecting: error))")
+        }
+        let records = OperationRecord.records(for: operations, snapshot: commit.snapshot)
+        remote.attach(records)
+        remote.settle(commit.outcomes)
+        return records
+    }
+
+    /// Adds operations the shared store claimed for this process to the graph, to run.
+    func adopt(_ claimed: [StoredOperation]) {
+        guard !claimed.isEmpty else { return }
+        let clock = self.clock
+        perform(
+            transitionWithDirectory { machine, directory, actions in
+                machine.adopt(claimed, clock: clock, directory: &directory, now: clock.now, into: &actions)
+            })
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+
+/// The handles of operations this process enqueued on a shared store, until the store reports their outcomes.
+///
+/// An outcome may arrive before the commit that enqueued the operation has returned (another process ran it at once):
+/// the ids are expected before the commit, and an outcome that arrives for an expected id waits for its records.
+final class RemoteOutcomes: Sendable {
+    private enum Entry {
+        case waiting([OperationRecord])
+        case arrived(CallResult)
+    }
+
+    private let entries = Mutex<[UUID: Entry]>([:])
+
+    /// Expects outcomes for `ids`, before their commit.
+    func expect(_ ids: [UUID]) {
+        entries.withLock { entries in
+            for id in ids where entries[id] == nil { entries[id] = .waiting([]) }
+        }
+    }
+
+    /// Stops expecting outcomes for `ids`, whose commit failed and whose handles nobody holds.
+    func forget(_ ids: [UUID]) {
+        entries.withLock { entries in
+            for id in ids {
+                if case .waiting(let records) = entries[id], records.isEmpty { entries[id] = nil }
+            }
+        }
+    }
+
+    /// Attaches the handles' records of a commit that returned, settling those whose outcomes arrived meanwhile.
+    func attach(_ records: [OperationRecord]) {
+        let ready = entries.withLock { entries -> [(OperationRecord, CallResult)] in
+            var ready: [(OperationRecord, CallResult)] = []
+            for record in records {
+                switch entries[record.id] {
+                case .arrived(let result):
+                    ready.append((record, result))
+                    entries[record.id] = nil
+                case .waiting(let others):
+                    entries[record.id] = .waiting(others + [record])
+                case nil:
+                    entries[record.id] = .waiting([record])
+                }
+            }
+            return ready
+        }
+        for (record, result) in ready { record.settle(.success(result)) }
+    }
+
+    /// Settles the handles awaiting `outcomes`, or keeps an outcome for an expected id whose records are not attached
+    /// yet; an outcome nobody awaits is dropped.
+    func settle(_ outcomes: [UUID: CallResult]) {
+        guard !outcomes.isEmpty else { return }
+        let ready = entries.withLock { entries -> [(OperationRecord, CallResult)] in
+            var ready: [(OperationRecord, CallResult)] = []
+            for (id, result) in outcomes {
+                guard case .waiting(let records) = entries[id] else { continue }
+                if records.isEmpty {
+                    entries[id] = .arrived(result)
+                } else {
+                    ready += records.map { ($0, result) }
+                    entries[id] = nil
+                }
+            }
+            return ready
+        }
+        for (record, result) in ready { record.settle(.success(result)) }
+    }
+
+    /// The operations whose outcomes are awaited.
+    var awaited: [UUID] {
+        entries.withLock { entries in
+            entries.compactMap { id, entry in
+                guard case .waiting = entry else { return nil }
+                return id
+            }
+        }
+    }
+}

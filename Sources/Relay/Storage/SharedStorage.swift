@@ -1,0 +1,89 @@
+import Foundation
+
+/// A store that several processes open at once, each running a DataPoint on it: a fleet.
+///
+/// A DataPoint on a shared store commits what it enqueues through ``commit(_:)``, which numbers the commit
+/// fleet-wide and makes it visible to every process; it runs only the operations the store claims for it, which the
+/// store hands in through the ``SharedLink`` that ``run(_:)`` gets; and its handles settle when the store reports
+/// their outcomes, from whichever process ran them. What it runs reaches the store as records through
+/// ``Storage/append(_:)``, as with any store: an outcome counts once the store has recorded it under the claim that
+/// ran it, and the store refuses one from a process whose claim has lapsed.
+///
+/// RelayPostgres's store is one. Every process of a fleet registers the same sequences and executors: a process claims
+/// only operations of sequences it has registered.
+public protocol SharedStorage: Storage {
+    /// Commits operations enqueued in this process as one commit, numbered by the store.
+    ///
+    /// Nothing is visible to any process before the commit is durable, and a commit that throws leaves nothing.
+    ///
+    /// - Parameter operations: The commit's operations, in call order, without snapshots.
+    /// - Returns: The commit's snapshot number, and the outcomes of its operations that have one already.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownDependency``, ``RelayError/Code/dependencyCycle``,
+    ///   ``RelayError/Code/conflictingOperation``, ``RelayError/Code/unknownSequence`` or
+    ///   ``RelayError/Code/storageFailure``.
+    func commit(_ operations: [CallOperation]) async throws -> SharedCommit
+
+    /// Runs the store's side of the fleet for a running DataPoint until the task is cancelled: claims operations
+    /// and hands them to `link` to run, keeps their claims alive, and reports the outcomes of operations awaited here.
+    ///
+    /// A running DataPoint runs it as a child task instead of ``Storage/maintain()``.
+    ///
+    /// - Parameter link: What the store hands the DataPoint, and asks of it.
+    func run(_ link: SharedLink) async
+}
+
+/// What a shared store's commit did.
+public struct SharedCommit: Sendable, Hashable {
+    /// The commit's snapshot number, fleet-wide.
+    public let snapshot: UInt64
+    /// The outcomes of the commit's operations that have one already: known ones that finished, and new ones
+    /// cancelled because a dependency had failed.
+    public let outcomes: [UUID: CallResult]
+
+    /// Creates a commit's answer.
+    ///
+    /// - Parameters:
+    ///   - snapshot: The commit's snapshot number.
+    ///   - outcomes: The outcomes its operations have already.
+    public init(snapshot: UInt64, outcomes: [UUID: CallResult] = [:]) {
+        self.snapshot = snapshot
+        self.outcomes = outcomes
+    }
+}
+
+/// A running DataPoint, as its shared store sees it: where claimed operations go to run, and where outcomes go to
+/// the handles that await them.
+public struct SharedLink: Sendable {
+    let core: PipelineCore
+
+    /// Hands operations claimed for this process to the DataPoint, which runs them as it runs its own.
+    ///
+    /// Each carries its snapshot, and in ``StoredOperation/attempts`` the attempts before this claim. One the
+    /// DataPoint knows already is left as it is.
+    ///
+    /// - Parameter claimed: The operations, in start order.
+    public func run(_ claimed: [StoredOperation]) {
+        core.adopt(claimed)
+    }
+
+    /// Settles the handles of this process that await operations that ended, wherever they ran.
+    ///
+    /// - Parameter outcomes: Each operation's terminal state.
+    public func settle(_ outcomes: [UUID: CallResult]) {
+        core.remote.settle(outcomes)
+    }
+
+    /// The operations enqueued here whose handles await an outcome; a store that may have missed an announcement
+    /// looks their outcomes up.
+    public var awaited: [UUID] { core.remote.awaited }
+
+    /// The sequences registered in this process: the store claims operations of these only.
+    public var sequences: [CallSequence.Name] {
+        core.read { machine in machine.lanes.filter(\.isRegistered).map(\.name) }
+    }
+
+    /// How many claimed operations wait here for a worker: the store claims more once few do.
+    public var waiting: Int {
+        core.read { machine in machine.unfinishedCount - machine.runningTotal }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+// The fields of a record that a store keeping rows rather than records reads: a shared store turns a record of what
+// ran into the row's new state.
+extension StorageRecord {
+    /// The attempt a `started` or `retryScheduled` record names; `nil` for other kinds.
+    public var attempt: Int? {
+        switch change {
+        case .started(_, let attempt, _), .retryScheduled(_, let attempt, _, _): attempt
+        default: nil
+        }
+    }
+
+    /// The terminal state a `finished` record reports; `nil` for other kinds.
+    public var result: CallResult? {
+        guard case .finished(_, let result, _, _) = change else { return nil }
+        return result
+    }
+
+    /// The sequence a `sequenceConfigured` record registers or reconfigures, with a suspension count of zero; `nil`
+    /// for other kinds.
+    public var sequenceConfiguration: StoredSequence? {
+        guard case .sequenceConfigured(let name, let bunchSize, let algorithm) = change else { return nil }
+        return StoredSequence(name: name, bunchSize: bunchSize, algorithm: algorithm, suspensionCount: 0)
+    }
+}
