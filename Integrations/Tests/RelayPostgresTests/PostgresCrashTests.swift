@@ -17,7 +17,7 @@ struct PostgresCrashTests {
             let worker = try ChildProcess(
                 product: "RelayPostgresWorker",
                 arguments: [
-                    configuration.host ?? "127.0.0.1", String(configuration.port ?? 5432), configuration.username,
+                    "enqueue", configuration.host ?? "127.0.0.1", String(configuration.port ?? 5432), configuration.username,
                     database,
                 ])
             let lines = await worker.readLines { $0.count >= 300 }

@@ -3,25 +3,73 @@ import PostgresNIO
 import Relay
 import RelayPostgres
 
-// The process that the PostgreSQL crash tests start and kill with SIGKILL: it opens a DataPoint on the database that
-// its arguments name (host, port, user, database), enqueues operations one commit after another, and prints the id of
-// each as soon as its enqueue returns, that is once the store has acknowledged it.
+// The process that the PostgreSQL crash tests start and kill with SIGKILL, on the database that its arguments name
+// (host, port, user, database). Every line it prints is unbuffered: a line the test reads was written before the
+// process died.
+//
+// - `enqueue`: opens a DataPoint on the single-process store and enqueues operations one commit after another,
+//   printing the id of each as soon as its enqueue returns, that is once the store has acknowledged it.
+// - `claim LEASE`: opens a DataPoint on the fleet's store with leases of LEASE seconds, registers sequence `orders`,
+//   prints `ready`, then claims what is enqueued there and starts it, printing the id of each attempt as it starts;
+//   its attempts never end.
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, let port = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: RelayPostgresWorker HOST PORT USER DATABASE\n".utf8))
+guard arguments.count >= 6, let port = Int(arguments[3]) else {
+    FileHandle.standardError.write(
+        Data("usage: RelayPostgresWorker enqueue|claim HOST PORT USER DATABASE [LEASE]\n".utf8))
     exit(2)
 }
-let configuration = PostgresConnection.Configuration(
-    host: arguments[1], port: port, username: arguments[3], password: nil, database: arguments[4], tls: .disable)
-try await DataPoint.with(storage: .postgres(configuration)) { point in
-    // Enqueued work waits in a suspended sequence: the test checks what was acknowledged, not what ran.
-    point.register(ClosureExecutor { _, _ in .completed(Data()) }, for: "noop")
-    _ = try await point.sequence(named: .data)?.suspend()
-    while true {
-        let operation = CallOperation(kind: "noop")
-        try await point.enqueue(operation)
-        // Unbuffered: a line the test reads was written before the process died.
-        FileHandle.standardOutput.write(Data("acked \(operation.id.uuidString)\n".utf8))
+let (mode, host, user, database) = (arguments[1], arguments[2], arguments[4], arguments[5])
+
+@Sendable func say(_ line: String) {
+    FileHandle.standardOutput.write(Data("\(line)\n".utf8))
+}
+
+/// Waits until the task is cancelled, or the process dies.
+@Sendable func waitForever() async {
+    let (never, keep) = AsyncStream<Void>.makeStream()
+    for await _ in never {}
+    keep.finish()
+}
+
+switch mode {
+case "enqueue":
+    let configuration = PostgresConnection.Configuration(
+        host: host, port: port, username: user, password: nil, database: database, tls: .disable)
+    try await DataPoint.with(storage: .postgres(configuration)) { point in
+        // Enqueued work waits in a suspended sequence: the test checks what was acknowledged, not what ran.
+        point.register(ClosureExecutor { _, _ in .completed(Data()) }, for: "noop")
+        _ = try await point.sequence(named: .data)?.suspend()
+        while true {
+            let operation = CallOperation(kind: "noop")
+            try await point.enqueue(operation)
+            say("acked \(operation.id.uuidString)")
+        }
     }
+case "claim":
+    guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
+    let client = PostgresClient(
+        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
+    var options = PostgresFleetStorage.Options()
+    options.lease = .seconds(lease)
+    options.pollInterval = .milliseconds(100)
+    // Attempts that never end: the process holds its claims until it dies.
+    let stuck = ClosureExecutor { operation, _ in
+        say("started \(operation.id.uuidString)")
+        await waitForever()
+        return .completed(Data())
+    }
+    try await withThrowingDiscardingTaskGroup { group in
+        group.addTask { await client.run() }
+        try await DataPoint.with(
+            storage: PostgresFleetStorage(client: client, options: options), executors: ["work": stuck]
+        ) { point in
+            try await point.upsertCallSequence(CallSequence(name: "orders", bunchSize: 1000))
+            say("ready")
+            await waitForever()
+        }
+        group.cancelAll()
+    }
+default:
+    exit(2)
 }
