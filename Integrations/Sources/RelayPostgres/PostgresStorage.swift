@@ -29,20 +29,11 @@ import Synchronization
 /// Reopening replays every record; a store on PostgreSQL does not yet fold its records into snapshots as the file
 /// store does.
 public final class PostgresStorage: Storage {
-    private typealias Waiter = CheckedContinuation<Turn, Never>
-
-    /// What a task that waits for durability does next.
-    private enum Turn: Sendable {
-        case durable
-        case failed(RelayError)
-        case write(PostgresBatch<PostgresLogEntry>)
-    }
-
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
     private let writes = Mutex<PostgresWriteGuard?>(nil)
-    private let commits = Mutex(PostgresCommitState<Waiter, PostgresLogEntry>())
+    private let commits = PostgresGroupCommit<PostgresLogEntry>()
 
     /// The key of the advisory lock that the store's connection holds while it is open: "relay.st" in ASCII.
     public static let ownerKey: Int64 = 0x7265_6c61_792e_7374
@@ -115,13 +106,7 @@ public final class PostgresStorage: Storage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last one.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        let encoded = records.map { PostgresLogEntry(kind: $0.kind.description, body: $0.encoded()) }
-        return StorageTicket(
-            position: commits.withLock { commits in
-                var last = commits.appended
-                for entry in encoded { last = commits.append(entry) }
-                return last
-            })
+        commits.append(records.map { PostgresLogEntry(kind: $0.kind.description, body: $0.encoded()) })
     }
 
     /// Returns once the records up to `ticket` are committed, writing them if no write is in flight.
@@ -129,60 +114,37 @@ public final class PostgresStorage: Storage {
     /// - Parameter ticket: A ticket from ``append(_:)``.
     /// - Throws: ``RelayError/Code/storageFailure`` once a write has failed.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        let turn = await withCheckedContinuation { (waiter: Waiter) in
-            switch commits.withLock({ $0.wait(for: ticket.position, waiter) }) {
-            case .durable: waiter.resume(returning: .durable)
-            case .failed(let failure): waiter.resume(returning: .failed(failure))
-            case .write(let batch): waiter.resume(returning: .write(batch))
-            case .park: break
-            }
-        }
-        switch turn {
-        case .durable: return
-        case .failed(let failure): throw failure
-        case .write(let batch): try await write(batch)
-        }
+        try await commits.waitUntilDurable(ticket) { try await write($0) }
     }
 
-    /// Writes a batch in one statement, then resumes the waits it satisfied and hands the next batch on.
+    /// Writes a batch in one statement.
     private func write(_ batch: PostgresBatch<PostgresLogEntry>) async throws {
-        do {
-            guard let writes = writes.withLock({ $0 }) else {
-                throw RelayError(.storageFailure, "the Relay store is not open")
-            }
-            let kinds = batch.items.map(\.kind)
-            let bodies = batch.items.map { ByteBuffer(bytes: $0.body) }
-            try await writes.run(
-                """
-                INSERT INTO relay_records (kind, body)
-                SELECT kind, body FROM unnest(\(kinds)::text[], \(bodies)::bytea[]) WITH ORDINALITY
-                    AS batch (kind, body, n)
-                ORDER BY n
-                """, logger: logger)
-        } catch {
-            let failure =
-                error as? RelayError
-                ?? RelayError(.storageFailure, "the Relay store could not be written: \(String(reflecting: error))")
-            for waiter in commits.withLock({ $0.fail(failure) }) { waiter.resume(returning: .failed(failure)) }
-            throw failure
+        guard let writes = writes.withLock({ $0 }) else {
+            throw RelayError(.storageFailure, "the Relay store is not open")
         }
-        let (done, next) = commits.withLock { $0.wrote(through: batch.through) }
-        for waiter in done { waiter.resume(returning: .durable) }
-        if let (waiter, batch) = next { waiter.resume(returning: .write(batch)) }
+        let kinds = batch.items.map(\.kind)
+        let bodies = batch.items.map { ByteBuffer(bytes: $0.body) }
+        try await writes.run(
+            """
+            INSERT INTO relay_records (kind, body)
+            SELECT kind, body FROM unnest(\(kinds)::text[], \(bodies)::bytea[]) WITH ORDINALITY
+                AS batch (kind, body, n)
+            ORDER BY n
+            """, logger: logger)
     }
 
     /// Commits what was gathered, lets the store's lock go and closes the connection.
     ///
     /// - Throws: ``RelayError/Code/storageFailure`` when the last records could not be committed.
     public func close() async throws {
-        let last = commits.withLock { $0.appended }
+        let last = commits.appended
         var failure: (any Error)?
         do {
             try await waitUntilDurable(StorageTicket(position: last))
         } catch {
             failure = error
         }
-        commits.withLock { $0.close() }
+        commits.close()
         let guarded = writes.withLock { writes in
             defer { writes = nil }
             return writes

@@ -17,7 +17,8 @@ struct PostgresCrashTests {
             let worker = try ChildProcess(
                 product: "RelayPostgresWorker",
                 arguments: [
-                    "enqueue", configuration.host ?? "127.0.0.1", String(configuration.port ?? 5432), configuration.username,
+                    "enqueue", configuration.host ?? "127.0.0.1", String(configuration.port ?? 5432),
+                    configuration.username,
                     database,
                 ])
             let lines = await worker.readLines { $0.count >= 300 }

@@ -41,15 +41,6 @@ public final class PostgresFleetStorage: SharedStorage {
         public init() {}
     }
 
-    typealias Waiter = CheckedContinuation<Turn, Never>
-
-    /// What a task that waits for durability does next.
-    enum Turn: Sendable {
-        case durable
-        case failed(RelayError)
-        case write(PostgresBatch<PostgresFleetWrite>)
-    }
-
     let queue: PostgresQueue
     let options: Options
     let clock: any Clock<Duration>
@@ -57,7 +48,7 @@ public final class PostgresFleetStorage: SharedStorage {
     let owner = UUID()
     /// The operations this process holds, with the attempt that fences their outcomes, and whether one began.
     let held = Mutex<[UUID: PostgresHeldClaim]>([:])
-    let commits = Mutex(PostgresCommitState<Waiter, PostgresFleetWrite>())
+    let commits = PostgresGroupCommit<PostgresFleetWrite>()
     /// The running DataPoint, and the wake of the loop that claims, while ``run(_:)`` runs.
     let running = Mutex<(link: SharedLink, wake: AsyncStream<Void>.Continuation)?>(nil)
 
@@ -102,13 +93,7 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last change.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        let writes = records.compactMap(PostgresFleetWrite.init)
-        return StorageTicket(
-            position: commits.withLock { commits in
-                var last = commits.appended
-                for write in writes { last = commits.append(write) }
-                return last
-            })
+        commits.append(records.compactMap(PostgresFleetWrite.init))
     }
 
     /// Returns once the changes up to `ticket` are committed, writing them if no write is in flight.
@@ -116,35 +101,7 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Parameter ticket: A ticket from ``append(_:)``.
     /// - Throws: ``RelayError/Code/storageFailure`` once a write has failed.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        let turn = await withCheckedContinuation { (waiter: Waiter) in
-            switch commits.withLock({ $0.wait(for: ticket.position, waiter) }) {
-            case .durable: waiter.resume(returning: .durable)
-            case .failed(let failure): waiter.resume(returning: .failed(failure))
-            case .write(let batch): waiter.resume(returning: .write(batch))
-            case .park: break
-            }
-        }
-        switch turn {
-        case .durable: return
-        case .failed(let failure): throw failure
-        case .write(let batch): try await write(batch)
-        }
-    }
-
-    /// Writes a batch, then resumes the waits it satisfied and hands the next batch on.
-    private func write(_ batch: PostgresBatch<PostgresFleetWrite>) async throws {
-        do {
-            try await apply(batch.items)
-        } catch {
-            let failure =
-                error as? RelayError
-                ?? RelayError(.storageFailure, "the Relay store could not be written: \(String(reflecting: error))")
-            for waiter in commits.withLock({ $0.fail(failure) }) { waiter.resume(returning: .failed(failure)) }
-            throw failure
-        }
-        let (done, next) = commits.withLock { $0.wrote(through: batch.through) }
-        for waiter in done { waiter.resume(returning: .durable) }
-        if let (waiter, batch) = next { waiter.resume(returning: .write(batch)) }
+        try await commits.waitUntilDurable(ticket) { try await apply($0.items) }
     }
 
     /// Commits what was gathered, and gives back the claims this process still holds: a claim whose attempt began
@@ -152,9 +109,9 @@ public final class PostgresFleetStorage: SharedStorage {
     ///
     /// - Throws: ``RelayError/Code/storageFailure`` when the last changes could not be committed.
     public func close() async throws {
-        let last = commits.withLock { $0.appended }
+        let last = commits.appended
         try await waitUntilDurable(StorageTicket(position: last))
-        commits.withLock { $0.close() }
+        commits.close()
         let claims = held.withLock { held in
             defer { held = [:] }
             return held
