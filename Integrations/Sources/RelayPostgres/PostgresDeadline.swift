@@ -11,10 +11,20 @@ enum PostgresDeadline {
         on clock: some Clock<Duration>,
         _ body: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        try await run(what, within: deadline, sleeping: { try await clock.sleep(for: $0) }, body)
+    }
+
+    /// The value of `body`, or ``RelayError/Code/storageFailure`` once `sleep` has slept through `deadline`.
+    static func run<Value: Sendable>(
+        _ what: String,
+        within deadline: Duration,
+        sleeping sleep: @escaping @Sendable (Duration) async throws -> Void,
+        _ body: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
         try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask { try await body() }
             group.addTask {
-                try await clock.sleep(for: deadline)
+                try await sleep(deadline)
                 return nil
             }
             defer { group.cancelAll() }

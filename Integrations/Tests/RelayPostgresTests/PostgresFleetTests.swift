@@ -28,7 +28,7 @@ struct PostgresFleetTests {
 
     /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns.
     static func withTwoProcesses<Result: Sendable>(
-        _ body: @Sendable (DataPoint) async throws -> Result
+        _ body: @Sendable (DataPoint, String) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.with { client, database in
             try await TestDatabase.withClient(database: database) { other in
@@ -52,7 +52,7 @@ struct PostgresFleetTests {
                         executors: [work: runner("A")]
                     ) { point in
                         try await point.upsertCallSequence(CallSequence(name: left, bunchSize: 4))
-                        return try await body(point)
+                        return try await body(point, database)
                     }
                     finished.open()
                     try await group.waitForAll()
@@ -64,7 +64,7 @@ struct PostgresFleetTests {
 
     @Test("S29: a handle settles in the process that enqueued when another process ran the operation")
     func handleAcrossProcesses() async throws {
-        try await Self.withTwoProcesses { point in
+        try await Self.withTwoProcesses { point, _ in
             let there = CallOperation(kind: Self.work, sequenceName: Self.right)
             let here = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [there.id])
             let handles = try await point.enqueue([there, here])
@@ -75,7 +75,7 @@ struct PostgresFleetTests {
 
     @Test("S26 S29: commits from a process number fleet-wide, and many operations each end once, in either process")
     func manyOperations() async throws {
-        try await Self.withTwoProcesses { point in
+        try await Self.withTwoProcesses { point, _ in
             var handles: [CallHandle] = []
             for round in 0..<20 {
                 let commit = (0..<10).map { index in
@@ -92,7 +92,7 @@ struct PostgresFleetTests {
 
     @Test("S17: bad commits to the fleet are typed errors and enqueue nothing")
     func badCommits() async throws {
-        try await Self.withTwoProcesses { point in
+        try await Self.withTwoProcesses { point, _ in
             let nowhere = CallOperation(kind: Self.work, sequenceName: CallSequence.Name(rawValue: "nowhere"))
             let unknown = await #expect(throws: RelayError.self) { try await point.enqueue(nowhere) }
             #expect(unknown?.code == .unknownSequence)

@@ -81,8 +81,8 @@ struct PostgresQueueTests {
             }
             #expect(retaken.operation.id == operation.id && retaken.attempt == 2)
             #expect(retaken.operation.idempotencyKey == lost.operation.idempotencyKey)
-            #expect(try await queue.renew(owner: dead, lease: .seconds(30)).isEmpty)
-            #expect(try await queue.renew(owner: survivor, lease: .seconds(30)) == [operation.id])
+            #expect(try await queue.renew([operation.id], owner: dead, lease: .seconds(30)).isEmpty)
+            #expect(try await queue.renew([operation.id], owner: survivor, lease: .seconds(30)) == [operation.id])
             #expect(
                 !(try await queue.finish(operation.id, owner: dead, attempt: 1, result: .completed(Data("a".utf8)))))
             #expect(!(try await queue.retry(operation.id, owner: dead, attempt: 1, at: nil)))

@@ -12,6 +12,8 @@ import RelayPostgres
 // - `claim LEASE`: opens a DataPoint on the fleet's store with leases of LEASE seconds, registers sequence `orders`,
 //   prints `ready`, then claims what is enqueued there and starts it, printing the id of each attempt as it starts;
 //   its attempts never end.
+// - `run LEASE`: opens a DataPoint on the fleet's store with leases of LEASE seconds, registers sequences `s1` to `s4`
+//   with bunch sizes 2 to 5, prints `ready`, then runs what it claims (HTTP calls) until it is killed.
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 6, let port = Int(arguments[3]) else {
@@ -65,6 +67,25 @@ case "claim":
             storage: PostgresFleetStorage(client: client, options: options), executors: ["work": stuck]
         ) { point in
             try await point.upsertCallSequence(CallSequence(name: "orders", bunchSize: 1000))
+            say("ready")
+            await waitForever()
+        }
+        group.cancelAll()
+    }
+case "run":
+    guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
+    let client = PostgresClient(
+        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
+    var options = PostgresFleetStorage.Options()
+    options.lease = .seconds(lease)
+    options.pollInterval = .milliseconds(100)
+    try await withThrowingDiscardingTaskGroup { group in
+        group.addTask { await client.run() }
+        try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: options)) { point in
+            for number in 1...4 {
+                try await point.upsertCallSequence(
+                    CallSequence(name: CallSequence.Name(rawValue: "s\(number)"), bunchSize: number + 1))
+            }
             say("ready")
             await waitForever()
         }

@@ -34,6 +34,9 @@ public final class LoopbackServer: Sendable {
         var defaults: [String: Reply] = [:]
         var fallback = Reply(status: 404)
         var requests: [Request] = []
+        /// Requests received and not yet answered, and the most there ever were, by path.
+        var inFlight: [String: Int] = [:]
+        var mostInFlight: [String: Int] = [:]
         var requestWaiters = CountWaiters()
         var stalled: [DispatchSemaphore] = []
     }
@@ -116,6 +119,14 @@ public final class LoopbackServer: Sendable {
 
     /// How many connections the server accepted.
     public var connectionCount: Int { state.withLock(\.connectionCount) }
+
+    /// The most requests to `path` that the server held at once: received, and not yet answered.
+    ///
+    /// - Parameter path: The path, without its query.
+    /// - Returns: The most at once; zero for a path never requested.
+    public func mostInFlight(_ path: String) -> Int {
+        state.withLock { $0.mostInFlight[path, default: 0] }
+    }
 
     /// Returns once the server has received at least `count` requests since it started, or as soon as the waiting
     /// task is cancelled.
@@ -244,6 +255,8 @@ public final class LoopbackServer: Sendable {
                 Thread.sleep(forTimeInterval: seconds)
             }
             release?.wait()
+            // Before the answer goes out: a client that has it, and sends its next request, finds this one counted out.
+            state.withLock { $0.inFlight[request.path, default: 1] -= 1 }
             switch reply.fault?.value {
             case .dropConnection, .stall:
                 return
@@ -267,6 +280,9 @@ public final class LoopbackServer: Sendable {
     private func record(_ request: Request) -> (Reply, release: DispatchSemaphore?) {
         let (reply, release, satisfied) = state.withLock { state in
             state.requests.append(request)
+            let inFlight = state.inFlight[request.path, default: 0] + 1
+            state.inFlight[request.path] = inFlight
+            state.mostInFlight[request.path] = max(state.mostInFlight[request.path, default: 0], inFlight)
             let count = state.requests.count
             let satisfied = state.requestWaiters.takeSatisfied(by: count)
             let reply: Reply

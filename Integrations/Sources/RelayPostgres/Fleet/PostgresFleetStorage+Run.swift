@@ -62,11 +62,13 @@ extension PostgresFleetStorage {
     /// Listens for ready and finished work, listening again after the connection is lost; after each (re)start it
     /// looks up what it may have missed.
     private func listen(for link: SharedLink) async {
+        var pause = Duration.milliseconds(10)
         while !Task.isCancelled {
             do {
                 try await queue.client.withConnection { connection in
                     try await connection.listen(on: PostgresQueue.readyChannel) { ready in
                         try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
+                            pause = .milliseconds(10)
                             self.wakeClaims()
                             try await self.settleAwaited(link.awaited, for: link)
                             try await withThrowingDiscardingTaskGroup { group in
@@ -88,7 +90,9 @@ extension PostgresFleetStorage {
                 guard !Task.isCancelled else { return }
                 logger.warning("listening failed; listening again", metadata: ["error": "\(error)"])
             }
-            try? await clock.sleep(for: options.pollInterval)
+            // A connection lost is listened on again at once; a database that refuses is tried again after a pause.
+            try? await clock.sleep(for: pause)
+            pause = min(pause * 2, options.pollInterval)
         }
     }
 
@@ -100,10 +104,11 @@ extension PostgresFleetStorage {
 
     /// Renews this process's leases, and lets go of those it lost.
     private func renew() async throws {
-        guard !held.withLock({ $0.isEmpty }) else { return }
-        let kept = try await queue.renew(owner: owner, lease: options.lease)
+        let ids = held.withLock { Array($0.keys) }
+        guard !ids.isEmpty else { return }
+        let kept = try await queue.renew(ids, owner: owner, lease: options.lease)
         held.withLock { held in
-            for id in held.keys where !kept.contains(id) { held[id] = nil }
+            for id in ids where !kept.contains(id) { held[id] = nil }
         }
     }
 
@@ -119,6 +124,35 @@ extension PostgresFleetStorage {
                 try await body()
             } catch {
                 logger.warning("the fleet's upkeep failed; trying again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Applies a batch of changes, trying again while the database fails until the deadline; then gives up the
+    /// batch, and lets go of the claims whose outcomes it held, so that their leases expire.
+    ///
+    /// Trying again is safe: every change is idempotent, and a fenced outcome recorded once is refused the next time.
+    func applyPersistently(_ writes: [PostgresFleetWrite]) async {
+        var delay = Duration.milliseconds(50)
+        var waited = Duration.zero
+        while true {
+            do {
+                try await apply(writes)
+                return
+            } catch {
+                guard waited < options.deadline, !Task.isCancelled else {
+                    logger.error(
+                        "gave up recording what ran here; leases make up for it",
+                        metadata: ["error": "\(error)", "changes": "\(writes.count)"])
+                    held.withLock { held in
+                        for case .finished(let id, _) in writes { held[id] = nil }
+                    }
+                    return
+                }
+                logger.warning("recording what ran here failed; trying again", metadata: ["error": "\(error)"])
+                try? await clock.sleep(for: delay)
+                waited += delay
+                delay = min(delay * 2, .seconds(2))
             }
         }
     }

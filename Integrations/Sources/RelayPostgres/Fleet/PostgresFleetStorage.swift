@@ -36,6 +36,10 @@ public final class PostgresFleetStorage: SharedStorage {
         public var pollInterval: Duration = .seconds(1)
         /// The most claimed operations waiting here for a worker; 64 by default.
         public var claimLimit = 64
+        /// How long a call that needs the database waits for it before it fails with
+        /// ``RelayError/Code/storageFailure``, and how long the store keeps trying to record an outcome before it
+        /// leaves the operation to run again elsewhere once its lease expires; 30 seconds by default.
+        public var deadline: Duration = .seconds(30)
 
         /// The default options.
         public init() {}
@@ -83,8 +87,17 @@ public final class PostgresFleetStorage: SharedStorage {
     }
 
     /// Commits operations as one commit, numbered fleet-wide; see ``SharedStorage/commit(_:)``.
+    ///
+    /// A commit that fails at its deadline may have been committed all the same, if the database received it but its
+    /// answer was lost: enqueueing the same operations again, with the same ids, changes nothing then (S1).
+    ///
+    /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline, or the
+    ///   typed error of a commit it refuses.
     public func commit(_ operations: [CallOperation]) async throws -> SharedCommit {
-        let enqueued = try await queue.enqueue(operations)
+        let (queue, clock) = (self.queue, self.clock)
+        let enqueued = try await PostgresDeadline.run(
+            "enqueueing a commit", within: options.deadline, sleeping: { try await clock.sleep(for: $0) },
+            { try await queue.enqueue(operations) })
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
     }
 
@@ -98,10 +111,14 @@ public final class PostgresFleetStorage: SharedStorage {
 
     /// Returns once the changes up to `ticket` are committed, writing them if no write is in flight.
     ///
+    /// A write that fails is tried again until the deadline; then the store gives it up rather than failing for
+    /// good, since the database's leases make up for it: an outcome not recorded is recorded by the process that runs
+    /// the operation again once its lease expires.
+    ///
     /// - Parameter ticket: A ticket from ``append(_:)``.
-    /// - Throws: ``RelayError/Code/storageFailure`` once a write has failed.
+    /// - Throws: Nothing in practice: a write the store gives up is left to the leases.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        try await commits.waitUntilDurable(ticket) { try await apply($0.items) }
+        try await commits.waitUntilDurable(ticket) { await applyPersistently($0.items) }
     }
 
     /// Commits what was gathered, and gives back the claims this process still holds: a claim whose attempt began

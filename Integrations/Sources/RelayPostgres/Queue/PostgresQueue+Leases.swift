@@ -3,17 +3,20 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Renews the leases `owner` holds to `lease` from now.
+    /// Renews the leases of those of `ids` that `owner` holds to `lease` from now.
     ///
-    /// - Returns: The operations `owner` still holds; one it thinks it holds and is not among them was reclaimed
-    ///   after its lease expired, and its outcome is no longer this owner's to record.
-    func renew(owner: UUID, lease: Duration) async throws -> Set<UUID> {
+    /// Only the operations named are renewed: one whose outcome the owner gave up recording keeps its lease to the
+    /// end, and then runs elsewhere.
+    ///
+    /// - Returns: The operations of `ids` that `owner` still holds; one it thinks it holds and is not among them was
+    ///   reclaimed after its lease expired, and its outcome is no longer this owner's to record.
+    func renew(_ ids: [UUID], owner: UUID, lease: Duration) async throws -> Set<UUID> {
         try await Self.mapping("renewing leases") {
             var held: Set<UUID> = []
             for try await id in try await client.query(
                 """
                 UPDATE relay_operations SET lease_until = now() + make_interval(secs => \(lease.seconds))
-                WHERE state = 2 AND owner = \(owner)
+                WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner)
                 RETURNING id
                 """, logger: logger
             ).decode(UUID.self) {
