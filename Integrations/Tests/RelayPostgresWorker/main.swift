@@ -34,6 +34,24 @@ let (mode, host, user, database) = (arguments[1], arguments[2], arguments[4], ar
     keep.finish()
 }
 
+/// Runs `body` with a running DataPoint on the fleet's store, with leases of `arguments[6]` seconds.
+func withFleetPoint(
+    executors: [CallKind: any CallExecutor] = [:], _ body: @Sendable (DataPoint) async throws -> Void
+) async throws {
+    guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
+    let client = PostgresClient(
+        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
+    var options = PostgresFleetStorage.Options()
+    options.lease = .seconds(lease)
+    options.pollInterval = .milliseconds(100)
+    try await withThrowingDiscardingTaskGroup { group in
+        group.addTask { await client.run() }
+        try await DataPoint.with(
+            storage: PostgresFleetStorage(client: client, options: options), executors: executors, body)
+        group.cancelAll()
+    }
+}
+
 switch mode {
 case "enqueue":
     let configuration = PostgresConnection.Configuration(
@@ -49,47 +67,25 @@ case "enqueue":
         }
     }
 case "claim":
-    guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
-    let client = PostgresClient(
-        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
-    var options = PostgresFleetStorage.Options()
-    options.lease = .seconds(lease)
-    options.pollInterval = .milliseconds(100)
     // Attempts that never end: the process holds its claims until it dies.
     let stuck = ClosureExecutor { operation, _ in
         say("started \(operation.id.uuidString)")
         await waitForever()
         return .completed(Data())
     }
-    try await withThrowingDiscardingTaskGroup { group in
-        group.addTask { await client.run() }
-        try await DataPoint.with(
-            storage: PostgresFleetStorage(client: client, options: options), executors: ["work": stuck]
-        ) { point in
-            try await point.upsertCallSequence(CallSequence(name: "orders", bunchSize: 1000))
-            say("ready")
-            await waitForever()
-        }
-        group.cancelAll()
+    try await withFleetPoint(executors: ["work": stuck]) { point in
+        try await point.upsertCallSequence(CallSequence(name: "orders", bunchSize: 1000))
+        say("ready")
+        await waitForever()
     }
 case "run":
-    guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
-    let client = PostgresClient(
-        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
-    var options = PostgresFleetStorage.Options()
-    options.lease = .seconds(lease)
-    options.pollInterval = .milliseconds(100)
-    try await withThrowingDiscardingTaskGroup { group in
-        group.addTask { await client.run() }
-        try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: options)) { point in
-            for number in 1...4 {
-                try await point.upsertCallSequence(
-                    CallSequence(name: CallSequence.Name(rawValue: "s\(number)"), bunchSize: number + 1))
-            }
-            say("ready")
-            await waitForever()
+    try await withFleetPoint { point in
+        for number in 1...4 {
+            try await point.upsertCallSequence(
+                CallSequence(name: CallSequence.Name(rawValue: "s\(number)"), bunchSize: number + 1))
         }
-        group.cancelAll()
+        say("ready")
+        await waitForever()
     }
 default:
     exit(2)
