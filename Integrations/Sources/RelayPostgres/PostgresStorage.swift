@@ -32,7 +32,7 @@ public final class PostgresStorage: Storage {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
-    private let writes = Mutex<PostgresWriteGuard?>(nil)
+    private let writes = Mutex<PostgresQueryGuard?>(nil)
     private let commits = PostgresGroupCommit<PostgresLogEntry>()
 
     /// The key of the advisory lock that the store's connection holds while it is open: "relay.st" in ASCII.
@@ -92,7 +92,7 @@ public final class PostgresStorage: Storage {
                 replay.apply(try StorageRecord(encoded: Data(body.readableBytesView)))
             }
             connection.withLock { $0 = opened }
-            writes.withLock { $0 = PostgresWriteGuard(opened) }
+            writes.withLock { $0 = PostgresQueryGuard(opened) }
             return replay.state(retention: retention)
         } catch {
             try? await opened.close()
@@ -117,13 +117,15 @@ public final class PostgresStorage: Storage {
         try await commits.waitUntilDurable(ticket) { try await write($0) }
     }
 
-    /// Writes a batch in one statement.
+    /// Writes a batch in one statement, in a transaction of its own: the database answers a statement before the
+    /// implicit transaction around it commits, and only the answer to `COMMIT` says that the batch is durable.
     private func write(_ batch: PostgresBatch<PostgresLogEntry>) async throws {
         guard let writes = writes.withLock({ $0 }) else {
             throw RelayError(.storageFailure, "the Relay store is not open")
         }
         let kinds = batch.items.map(\.kind)
         let bodies = batch.items.map { ByteBuffer(bytes: $0.body) }
+        try await writes.run("BEGIN", logger: logger)
         try await writes.run(
             """
             INSERT INTO relay_records (kind, body)
@@ -131,6 +133,7 @@ public final class PostgresStorage: Storage {
                 AS batch (kind, body, n)
             ORDER BY n
             """, logger: logger)
+        try await writes.run("COMMIT", logger: logger)
     }
 
     /// Commits what was gathered, lets the store's lock go and closes the connection.

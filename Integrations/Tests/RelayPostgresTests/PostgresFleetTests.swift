@@ -26,8 +26,10 @@ struct PostgresFleetTests {
         return options
     }
 
-    /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns.
+    /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns;
+    /// both stores with `options`.
     static func withTwoProcesses<Result: Sendable>(
+        options: PostgresFleetStorage.Options = options(),
         _ body: @Sendable (DataPoint, String) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.with { client, database in
@@ -37,7 +39,7 @@ struct PostgresFleetTests {
                 return try await withThrowingTaskGroup(of: Result?.self) { group in
                     group.addTask {
                         try await DataPoint.with(
-                            storage: PostgresFleetStorage(client: other, options: options()),
+                            storage: PostgresFleetStorage(client: other, options: options),
                             executors: [work: runner("B")]
                         ) { point in
                             try await point.upsertCallSequence(CallSequence(name: right, bunchSize: 4))
@@ -48,7 +50,7 @@ struct PostgresFleetTests {
                     }
                     await started.wait()
                     let result = try await DataPoint.with(
-                        storage: PostgresFleetStorage(client: client, options: options()),
+                        storage: PostgresFleetStorage(client: client, options: options),
                         executors: [work: runner("A")]
                     ) { point in
                         try await point.upsertCallSequence(CallSequence(name: left, bunchSize: 4))
@@ -65,6 +67,38 @@ struct PostgresFleetTests {
     @Test("S29: a handle settles in the process that enqueued when another process ran the operation")
     func handleAcrossProcesses() async throws {
         try await Self.withTwoProcesses { point, _ in
+            let there = CallOperation(kind: Self.work, sequenceName: Self.right)
+            let here = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [there.id])
+            let handles = try await point.enqueue([there, here])
+            #expect(try await handles[0].value == Data("B".utf8))
+            #expect(try await handles[1].value == Data("A".utf8))
+        }
+    }
+
+    @Test("S29: a handle awaiting work left to other processes ends with a shutdown error when its DataPoint stops")
+    func handleAtShutdown() async throws {
+        try await TestDatabase.with { client, _ in
+            // Registered in the database by a process that has gone: nothing runs it now.
+            try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: Self.options())) { gone in
+                _ = try await gone.upsertCallSequence(CallSequence(name: Self.right, bunchSize: 1))
+            }
+            let handle = try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: Self.options()),
+                executors: [Self.work: Self.runner("A")]
+            ) { point in
+                try await point.enqueue(CallOperation(kind: Self.work, sequenceName: Self.right))
+            }
+            let error = await #expect(throws: RelayError.self) { try await handle.outcome }
+            #expect(error?.code == .shutdown)
+        }
+    }
+
+    @Test("S29: without LISTEN, behind a connection pooler, polling alone finds work and settles handles")
+    func pollingAlone() async throws {
+        var options = Self.options()
+        options.listens = false
+        options.pollInterval = .milliseconds(50)
+        try await Self.withTwoProcesses(options: options) { point, _ in
             let there = CallOperation(kind: Self.work, sequenceName: Self.right)
             let here = CallOperation(kind: Self.work, sequenceName: Self.left, dependencies: [there.id])
             let handles = try await point.enqueue([there, here])

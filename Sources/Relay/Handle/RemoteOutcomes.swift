@@ -5,18 +5,36 @@ import Synchronization
 ///
 /// An outcome may arrive before the commit that enqueued the operation has returned (another process ran it at once):
 /// the ids are expected before the commit, and an outcome that arrives for an expected id waits for its records.
+/// Once the DataPoint has shut down, every handle still waiting ends with ``RelayError/Code/shutdown``, as the handle
+/// of an operation run here does.
 final class RemoteOutcomes: Sendable {
     private enum Entry {
         case waiting([OperationRecord])
         case arrived(CallResult)
     }
 
-    private let entries = Mutex<[UUID: Entry]>([:])
+    /// The entries, or `nil` once the DataPoint has shut down.
+    private let entries = Mutex<[UUID: Entry]?>([:])
+
+    private static let shutdown = RelayError(
+        .shutdown, "the DataPoint shut down before the operation finished; it stays stored, and the fleet runs it")
+
+    /// Ends the wait of every handle still waiting, and of those attached later, with a shutdown error.
+    func close() {
+        let waiting = entries.withLock { entries -> [OperationRecord] in
+            defer { entries = nil }
+            return (entries ?? [:]).values.flatMap { entry -> [OperationRecord] in
+                guard case .waiting(let records) = entry else { return [] }
+                return records
+            }
+        }
+        for record in waiting { record.settle(.failure(Self.shutdown)) }
+    }
 
     /// Expects outcomes for `ids`, before their commit.
     func expect(_ ids: [UUID]) {
         entries.withLock { entries in
-            for id in ids where entries[id] == nil { entries[id] = .waiting([]) }
+            for id in ids where entries?[id] == nil { entries?[id] = .waiting([]) }
         }
     }
 
@@ -24,29 +42,30 @@ final class RemoteOutcomes: Sendable {
     func forget(_ ids: [UUID]) {
         entries.withLock { entries in
             for id in ids {
-                if case .waiting(let records) = entries[id], records.isEmpty { entries[id] = nil }
+                if case .waiting(let records) = entries?[id], records.isEmpty { entries?[id] = nil }
             }
         }
     }
 
     /// Attaches the handles' records of a commit that returned, settling those whose outcomes arrived meanwhile.
     func attach(_ records: [OperationRecord]) {
-        let ready = entries.withLock { entries -> [(OperationRecord, CallResult)] in
-            var ready: [(OperationRecord, CallResult)] = []
+        let ready = entries.withLock { entries -> [(OperationRecord, Result<CallResult, RelayError>)] in
+            guard entries != nil else { return records.map { ($0, .failure(Self.shutdown)) } }
+            var ready: [(OperationRecord, Result<CallResult, RelayError>)] = []
             for record in records {
-                switch entries[record.id] {
+                switch entries?[record.id] {
                 case .arrived(let result):
-                    ready.append((record, result))
-                    entries[record.id] = nil
+                    ready.append((record, .success(result)))
+                    entries?[record.id] = nil
                 case .waiting(let others):
-                    entries[record.id] = .waiting(others + [record])
+                    entries?[record.id] = .waiting(others + [record])
                 case nil:
-                    entries[record.id] = .waiting([record])
+                    entries?[record.id] = .waiting([record])
                 }
             }
             return ready
         }
-        for (record, result) in ready { record.settle(.success(result)) }
+        for (record, outcome) in ready { record.settle(outcome) }
     }
 
     /// Settles the handles awaiting `outcomes`, or keeps an outcome for an expected id whose records are not attached
@@ -56,12 +75,12 @@ final class RemoteOutcomes: Sendable {
         let ready = entries.withLock { entries -> [(OperationRecord, CallResult)] in
             var ready: [(OperationRecord, CallResult)] = []
             for (id, result) in outcomes {
-                guard case .waiting(let records) = entries[id] else { continue }
+                guard case .waiting(let records) = entries?[id] else { continue }
                 if records.isEmpty {
-                    entries[id] = .arrived(result)
+                    entries?[id] = .arrived(result)
                 } else {
                     ready += records.map { ($0, result) }
-                    entries[id] = nil
+                    entries?[id] = nil
                 }
             }
             return ready
@@ -72,7 +91,7 @@ final class RemoteOutcomes: Sendable {
     /// The operations whose outcomes are awaited.
     var awaited: [UUID] {
         entries.withLock { entries in
-            entries.compactMap { id, entry in
+            (entries ?? [:]).compactMap { id, entry in
                 guard case .waiting = entry else { return nil }
                 return id
             }

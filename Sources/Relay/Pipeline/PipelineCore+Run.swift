@@ -64,6 +64,7 @@ extension PipelineCore {
         // A closed store has made everything it was given durable; one that failed never will.
         if failure == nil { events.deliverAll() } else { events.fail() }
         done.actions.perform(observers: configuration.observers)
+        remote.close()
     }
 
     /// Closes the store, and returns what it threw.

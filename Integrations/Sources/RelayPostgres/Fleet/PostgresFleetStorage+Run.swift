@@ -13,11 +13,17 @@ extension PostgresFleetStorage {
         wake.yield()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.claim(for: link, on: wakes) }
-            group.addTask { await self.listen(for: link) }
-            group.addTask { await self.every(self.options.lease / 3) { try await self.renew() } }
+            if options.listens { group.addTask { await self.listen(for: link) } }
+            // Leases are kept on their own cadence, whatever the polling: an expired one is reclaimed within a third
+            // of a lease, even when a claim's answer was lost and no process knows that it holds the operation.
+            group.addTask {
+                await self.every(self.options.lease / 3) {
+                    try await self.renew()
+                    if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
+                }
+            }
             group.addTask {
                 await self.every(self.options.pollInterval) {
-                    if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     self.wakeClaims()
                     try await self.settleAwaited(link.awaited, for: link)
                 }
@@ -81,6 +87,11 @@ extension PostgresFleetStorage {
                                         let awaited = Set(link.awaited)
                                         try await self.settleAwaited(ended.filter(awaited.contains), for: link)
                                     }
+                                }
+                                // postgres-nio may leave the notifications of a connection that closed waiting for ever.
+                                group.addTask {
+                                    try await self.queue.guards.guarding(connection).waitUntilClosed()
+                                    throw RelayError(.storageFailure, "the connection listened on has closed")
                                 }
                             }
                         }

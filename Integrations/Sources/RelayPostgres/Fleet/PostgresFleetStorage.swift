@@ -34,6 +34,12 @@ public final class PostgresFleetStorage: SharedStorage {
         public var lease: Duration = .seconds(30)
         /// How often the store looks for work and outcomes it was not told of; 1 second by default.
         public var pollInterval: Duration = .seconds(1)
+        /// Whether the store hears of new and finished work through `LISTEN`; `true` by default.
+        ///
+        /// Set it to `false` behind a connection pooler that hands each transaction another connection (PgBouncer's transaction
+        /// mode), where a `LISTEN` hears nothing: the store then finds work and outcomes by polling alone, every
+        /// ``pollInterval``.
+        public var listens = true
         /// The most claimed operations waiting here for a worker; 64 by default.
         public var claimLimit = 64
         /// How long a call that needs the database waits for it before it fails with

@@ -27,21 +27,21 @@ extension PostgresQueue {
     func enqueue(_ operations: [CallOperation], on connection: PostgresConnection) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
         var snapshot: Int64 = 0
-        for try await number in try await connection.query(
-            "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", logger: logger
-        ).decode(Int64.self) {
+        for number in try await rows(
+            "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", on: connection
+        ).map({ try $0.decode(Int64.self) }) {
             snapshot = number
         }
         let ids = operations.map(\.id)
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
         var stored: [UUID: PostgresOperationState] = [:]
         var outcomes: [UUID: CallResult] = [:]
-        for try await (id, state, body, result) in try await connection.query(
+        for (id, state, body, result) in try await rows(
             """
             SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END, CASE WHEN id = ANY(\(ids)) THEN result END
             FROM relay_operations WHERE id = ANY(\(named)) FOR SHARE
-            """, logger: logger
-        ).decode((UUID, Int16, ByteBuffer?, ByteBuffer?).self) {
+            """, on: connection
+        ).map({ try $0.decode((UUID, Int16, ByteBuffer?, ByteBuffer?).self) }) {
             stored[id] = PostgresOperationState(rawValue: state)
             if let body, let operation = operations.first(where: { $0.id == id }),
                 try CallOperation(encoded: Data(body.readableBytesView)) != operation
@@ -66,9 +66,9 @@ extension PostgresQueue {
         }
         let sequences = Array(Set(plan.sequences))
         var registered: Set<String> = []
-        for try await name in try await connection.query(
-            "SELECT name FROM relay_sequences WHERE name = ANY(\(sequences))", logger: logger
-        ).decode(String.self) {
+        for name in try await rows(
+            "SELECT name FROM relay_sequences WHERE name = ANY(\(sequences))", on: connection
+        ).map({ try $0.decode(String.self) }) {
             registered.insert(name)
         }
         if let unknown = sequences.sorted().first(where: { !registered.contains($0) }) {
@@ -77,7 +77,7 @@ extension PostgresQueue {
         plan.settle()
         guard !plan.rows.isEmpty else { return Enqueued(snapshot: UInt64(snapshot), added: [], outcomes: outcomes) }
         let rows = plan.rows
-        try await connection.query(
+        _ = try await self.rows(
             """
             INSERT INTO relay_operations
                 (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at)
@@ -88,14 +88,14 @@ extension PostgresQueue {
                 \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[], \(rows.map(\.blockers))::integer[],
                 \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[]
             ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result)
-            """, logger: logger)
+            """, on: connection)
         let links = rows.flatMap { row in row.dependencies.map { ($0, row.id) } }
         if !links.isEmpty {
-            try await connection.query(
+            _ = try await self.rows(
                 """
                 INSERT INTO relay_dependencies (dependency, dependent)
                 SELECT * FROM unnest(\(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[])
-                """, logger: logger)
+                """, on: connection)
         }
         try await announce(
             ready: rows.contains { $0.state == PostgresOperationState.pending.rawValue },
@@ -118,11 +118,11 @@ extension PostgresQueue {
             finished[start..<min(start + Self.idsPerNotification, finished.count)].map(\.uuidString)
                 .joined(separator: ",")
         }
-        try await connection.query(
+        _ = try await self.rows(
             """
             SELECT pg_notify(\(Self.readyChannel), '') WHERE \(ready)
             UNION ALL SELECT pg_notify(\(Self.finishedChannel), ids) FROM unnest(\(payloads)::text[]) AS ended (ids)
-            """, logger: logger)
+            """, on: connection)
     }
 
     /// How many ids fit one notification's payload: 36 characters and a comma each.

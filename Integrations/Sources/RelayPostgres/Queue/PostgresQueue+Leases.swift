@@ -13,13 +13,14 @@ extension PostgresQueue {
     func renew(_ ids: [UUID], owner: UUID, lease: Duration) async throws -> Set<UUID> {
         try await Self.mapping("renewing leases") {
             var held: Set<UUID> = []
-            for try await id in try await client.query(
+            for id in try await write(
+                "renewing leases",
                 """
                 UPDATE relay_operations SET lease_until = now() + make_interval(secs => \(lease.seconds))
                 WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner)
                 RETURNING id
-                """, logger: logger
-            ).decode(UUID.self) {
+                """
+            ).map({ try $0.decode(UUID.self) }) {
                 held.insert(id)
             }
             return held
@@ -33,12 +34,13 @@ extension PostgresQueue {
     func advance(_ id: UUID, owner: UUID, to attempt: Int) async throws -> Bool {
         try await Self.mapping("counting an attempt") {
             var held = false
-            for try await _ in try await client.query(
+            for _ in try await write(
+                "counting an attempt",
                 """
                 UPDATE relay_operations SET attempts = \(attempt)
                 WHERE id = \(id) AND state = 2 AND owner = \(owner) AND attempts < \(attempt)
                 RETURNING 1
-                """, logger: logger)
+                """)
             {
                 held = true
             }
@@ -92,7 +94,7 @@ extension PostgresQueue {
             """
         return try await Self.mapping(what) {
             var returned: [UUID] = []
-            for try await id in try await client.query(query, logger: logger).decode(UUID.self) {
+            for id in try await write(what, query).map({ try $0.decode(UUID.self) }) {
                 returned.append(id)
             }
             return returned

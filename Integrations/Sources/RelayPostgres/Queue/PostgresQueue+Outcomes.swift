@@ -33,13 +33,14 @@ extension PostgresQueue {
             // The common case in one round trip: no dependent is cancelled, so the database does it all.
             return try await Self.mapping("recording outcomes") {
                 var recorded: Set<UUID> = []
-                for try await id in try await client.query(
+                for id in try await write(
+                    "recording outcomes",
                     """
                     SELECT relay_complete(
                         \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
                         \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[])
-                    """, logger: logger
-                ).decode(UUID.self) {
+                    """
+                ).map({ try $0.decode(UUID.self) }) {
                     recorded.insert(id)
                 }
                 return recorded
@@ -50,7 +51,7 @@ extension PostgresQueue {
             // this waits for that commit, and the statements below see its dependents.
             var ended: [PostgresOperationState: [UUID]] = [:]
             var freed: [String: Int] = [:]
-            for try await (id, state, sequence) in try await connection.query(
+            for (id, state, sequence) in try await rows(
                 """
                 UPDATE relay_operations o
                 SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
@@ -60,8 +61,8 @@ extension PostgresQueue {
                 ) AS i (id, owner, attempt, state, result)
                 WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
                 RETURNING o.id, o.state, o.sequence
-                """, logger: logger
-            ).decode((UUID, Int16, String).self) {
+                """, on: connection
+            ).map({ try $0.decode((UUID, Int16, String).self) }) {
                 guard let state = PostgresOperationState(rawValue: state) else { continue }
                 ended[state, default: []].append(id)
                 freed[sequence, default: 0] += 1
@@ -79,12 +80,12 @@ extension PostgresQueue {
     func free(_ slots: [String: Int], on connection: PostgresConnection) async throws {
         guard !slots.isEmpty else { return }
         let names = slots.keys.sorted()
-        try await connection.query(
+        _ = try await rows(
             """
             UPDATE relay_sequences s SET running = s.running - c.n
             FROM unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
             WHERE s.name = c.name
-            """, logger: logger)
+            """, on: connection)
     }
 
     /// Passes the ends of operations, by terminal state, on to their dependents, inside the transaction that ended
@@ -97,14 +98,14 @@ extension PostgresQueue {
         var frontier = (ended[.failed] ?? []) + (ended[.cancelled] ?? [])
         while !frontier.isEmpty {
             var doomed: [(UUID, UUID)] = []
-            for try await (dependent, dependency) in try await connection.query(
+            for (dependent, dependency) in try await rows(
                 """
                 SELECT DISTINCT ON (o.id) o.id, d.dependency
                 FROM relay_dependencies d JOIN relay_operations o ON o.id = d.dependent
                 WHERE d.dependency = ANY(\(frontier)) AND o.state = 0 AND NOT o.run_anyway
                 ORDER BY o.id, d.dependency
-                """, logger: logger
-            ).decode((UUID, UUID).self) {
+                """, on: connection
+            ).map({ try $0.decode((UUID, UUID).self) }) {
                 doomed.append((dependent, dependency))
             }
             guard !doomed.isEmpty else { break }
@@ -114,7 +115,7 @@ extension PostgresQueue {
                 return ByteBuffer(bytes: CallResult.cancelled(cause).encoded())
             }
             frontier = []
-            for try await id in try await connection.query(
+            for id in try await rows(
                 """
                 WITH locked AS (
                     SELECT o.id, c.result FROM relay_operations o
@@ -124,8 +125,8 @@ extension PostgresQueue {
                 UPDATE relay_operations o SET state = 6, blockers = 0, result = locked.result, finished_at = now()
                 FROM locked WHERE o.id = locked.id
                 RETURNING o.id
-                """, logger: logger
-            ).decode(UUID.self) {
+                """, on: connection
+            ).map({ try $0.decode(UUID.self) }) {
                 frontier.append(id)
             }
             finished += frontier
@@ -133,7 +134,7 @@ extension PostgresQueue {
         // Dependents are locked in the order of their ids, so that processes releasing the same ones at once never
         // deadlock.
         var ready = false
-        for try await state in try await connection.query(
+        for state in try await rows(
             """
             WITH links AS (
                 SELECT dependent, count(*)::integer AS n FROM relay_dependencies
@@ -146,8 +147,8 @@ extension PostgresQueue {
             SET blockers = o.blockers - locked.n, state = CASE WHEN o.blockers = locked.n THEN 1 ELSE 0 END
             FROM locked WHERE o.id = locked.id
             RETURNING o.state
-            """, logger: logger
-        ).decode(Int16.self) where state == PostgresOperationState.pending.rawValue {
+            """, on: connection
+        ).map({ try $0.decode(Int16.self) }) where state == PostgresOperationState.pending.rawValue {
             ready = true
         }
         try await announce(ready: ready, finished: finished, on: connection)
@@ -160,7 +161,8 @@ extension PostgresQueue {
     func retry(_ id: UUID, owner: UUID, attempt: Int, at date: Date?) async throws -> Bool {
         try await Self.mapping("scheduling a retry") {
             var recorded = false
-            for try await _ in try await client.query(
+            for _ in try await write(
+                "scheduling a retry",
                 """
                 WITH back AS (
                     UPDATE relay_operations SET state = 1, owner = NULL, lease_until = NULL, available_at = \(date)
@@ -170,7 +172,7 @@ extension PostgresQueue {
                     UPDATE relay_sequences s SET running = s.running - 1 FROM back WHERE s.name = back.sequence
                 )
                 SELECT pg_notify(\(Self.readyChannel), '') FROM back
-                """, logger: logger)
+                """)
             {
                 recorded = true
             }

@@ -16,9 +16,10 @@ extension PostgresQueue {
     func stored(_ id: UUID) async throws -> Stored? {
         try await Self.mapping("reading operation \(id)") {
             var found: Stored?
-            for try await (state, attempts, owner, result) in try await client.query(
-                "SELECT state, attempts, owner, result FROM relay_operations WHERE id = \(id)", logger: logger
-            ).decode((Int16, Int32, UUID?, ByteBuffer?).self) {
+            for (state, attempts, owner, result) in try await read(
+                "reading operation \(id)",
+                "SELECT state, attempts, owner, result FROM relay_operations WHERE id = \(id)"
+            ).map({ try $0.decode((Int16, Int32, UUID?, ByteBuffer?).self) }) {
                 guard let state = PostgresOperationState(rawValue: state) else {
                     throw RelayError(.corruptStore, "operation \(id) has state \(state), which no Relay writes")
                 }
@@ -35,10 +36,10 @@ extension PostgresQueue {
         guard !ids.isEmpty else { return [:] }
         return try await Self.mapping("reading outcomes") {
             var outcomes: [UUID: CallResult] = [:]
-            for try await (id, result) in try await client.query(
-                "SELECT id, result FROM relay_operations WHERE id = ANY(\(ids)) AND state >= 3 AND result IS NOT NULL",
-                logger: logger
-            ).decode((UUID, ByteBuffer).self) {
+            for (id, result) in try await read(
+                "reading outcomes",
+                "SELECT id, result FROM relay_operations WHERE id = ANY(\(ids)) AND state >= 3 AND result IS NOT NULL"
+            ).map({ try $0.decode((UUID, ByteBuffer).self) }) {
                 outcomes[id] = try CallResult(encoded: Data(result.readableBytesView))
             }
             return outcomes

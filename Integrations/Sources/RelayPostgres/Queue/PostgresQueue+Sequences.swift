@@ -13,7 +13,8 @@ extension PostgresQueue {
             throw RelayError(.invalidBunchSize, "sequence \(name)'s bunch size is \(bunchSize); it must be at least 1")
         }
         try await Self.mapping("configuring sequence \(name)") {
-            _ = try await client.query(
+            _ = try await write(
+                "configuring sequence \(name)",
                 """
                 WITH saved AS (
                     INSERT INTO relay_sequences (name, bunch_size, commit_graph)
@@ -23,7 +24,7 @@ extension PostgresQueue {
                     RETURNING 1
                 )
                 SELECT pg_notify(\(Self.readyChannel), '') FROM saved
-                """, logger: logger)
+                """)
         }
     }
 
@@ -45,23 +46,23 @@ extension PostgresQueue {
 
     private func changeSuspensions(of name: CallSequence.Name?, by change: Int) async throws {
         let changed = try await Self.mapping("changing suspensions") {
-            let rows =
+            let found =
                 if let name {
-                    try await client.query(
+                    try await write(
+                        "changing suspensions",
                         """
                         UPDATE relay_sequences SET suspensions = GREATEST(suspensions + \(change), 0)
                         WHERE name = \(name.rawValue) RETURNING pg_notify(\(Self.readyChannel), '')
-                        """, logger: logger)
+                        """)
                 } else {
-                    try await client.query(
+                    try await write(
+                        "changing suspensions",
                         """
                         UPDATE relay_counters SET suspensions = GREATEST(suspensions + \(change), 0)
                         RETURNING pg_notify(\(Self.readyChannel), '')
-                        """, logger: logger)
+                        """)
                 }
-            var count = 0
-            for try await _ in rows { count += 1 }
-            return count
+            return found.count
         }
         if changed == 0, let name {
             throw RelayError(.unknownSequence, "sequence \(name) is not registered")

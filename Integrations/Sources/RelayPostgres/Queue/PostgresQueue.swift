@@ -18,6 +18,8 @@ import Relay
 struct PostgresQueue: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// Every query goes through its connection's guard, so that none waits for ever on a connection that closed.
+    let guards = PostgresGuards()
 
     /// Announces that operations may be claimed.
     static let readyChannel = "relay_ready"
@@ -44,12 +46,44 @@ struct PostgresQueue: Sendable {
 
     /// Runs `body` on a connection of the client, in a transaction of its own, mapping what fails it to a
     /// ``RelayError``.
+    ///
+    /// The database answers a statement before the implicit transaction around it commits, and a connection lost
+    /// between the two leaves an answer for what never happened; so every write of the queue runs in a transaction
+    /// of its own (``write(_:_:)`` for one statement), whose `COMMIT` is answered once it is durable.
     func transaction<Value: Sendable>(
         _ what: String, _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         try await Self.mapping(what) {
-            try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            try await client.withConnection { connection in
+                let guarded = guards.guarding(connection)
+                _ = try await guarded.result(of: "BEGIN", logger: logger)
+                do {
+                    let value = try await body(connection)
+                    _ = try await guarded.result(of: "COMMIT", logger: logger)
+                    return value
+                } catch {
+                    _ = try? await guarded.result(of: "ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
         }
+    }
+
+    /// The rows of one statement that writes, run in a transaction of its own; see ``transaction(_:_:)``.
+    func write(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await transaction(what) { connection in try await rows(query, on: connection) }
+    }
+
+    /// The rows of a statement that only reads, on a connection of the client.
+    func read(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await Self.mapping(what) {
+            try await client.withConnection { connection in try await rows(query, on: connection) }
+        }
+    }
+
+    /// The rows of `query` on `connection`, answered, or failed once the connection closes.
+    func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
+        try await guards.guarding(connection).result(of: query, logger: logger).rows
     }
 
     /// The value of `body`, with a failure that is not a ``RelayError`` given back as
@@ -78,7 +112,8 @@ struct PostgresQueue: Sendable {
     ) async throws -> [Claim] {
         let names = sequences?.map(\.rawValue)
         return try await Self.mapping("claiming operations") {
-            let rows = try await client.query(
+            let claimed = try await write(
+                "claiming operations",
                 """
                 WITH open AS (
                     SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
@@ -112,11 +147,10 @@ struct PostgresQueue: Sendable {
                 )
                 SELECT snapshot, attempts, body, enqueued_at FROM claimed
                 ORDER BY sequence, priority DESC, snapshot, ordinal
-                """, logger: logger)
+                """)
             var claims: [Claim] = []
-            for try await (snapshot, attempts, body, enqueuedAt) in rows.decode(
-                (Int64, Int32, ByteBuffer, Date).self)
-            {
+            for row in claimed {
+                let (snapshot, attempts, body, enqueuedAt) = try row.decode((Int64, Int32, ByteBuffer, Date).self)
                 claims.append(
                     Claim(
                         operation: try CallOperation(encoded: Data(body.readableBytesView)),

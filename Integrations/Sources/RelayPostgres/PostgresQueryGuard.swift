@@ -1,0 +1,73 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+import Relay
+
+/// The query in flight on a connection, failed at once if the connection closes before it is answered.
+///
+/// postgres-nio 1.33.2 never answers a query sent on a connection that has just closed, one a restarted server or an
+/// administrator ended; no query of a store may leave the task that waits for it waiting for ever. One callback on
+/// the connection's close covers every query it runs, one at a time.
+final class PostgresQueryGuard: Sendable {
+    /// The query in flight, and whether the close's callback has run: a query registered after it would wait for
+    /// ever, and the connection may not say it is closed yet when its callbacks run.
+    private struct State {
+        var promise: EventLoopPromise<PostgresQueryResult>?
+        var closed = false
+    }
+
+    private let inFlight = NIOLockedValueBox(State())
+    private let connection: PostgresConnection
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+        connection.closeFuture.whenComplete { [inFlight] _ in
+            let orphan = inFlight.withLockedValue { state in
+                defer { state = State(promise: nil, closed: true) }
+                return state.promise
+            }
+            orphan?.fail(Self.closed)
+        }
+    }
+
+    private static let closed = RelayError(
+        .storageFailure, "the Relay store's connection to the database closed before the query was answered")
+
+    /// Sends `query` and returns once the database answers it, or throws once the connection closes.
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        _ = try await result(of: query, logger: logger)
+    }
+
+    /// Sends `query` and returns its rows once the database answers it, or throws once the connection closes.
+    func result(of query: PostgresQuery, logger: Logger) async throws -> PostgresQueryResult {
+        let connection = connection
+        let promise = inFlight.withLockedValue { state -> EventLoopPromise<PostgresQueryResult>? in
+            guard !state.closed, !connection.isClosed else { return nil }
+            let promise = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+            state.promise = promise
+            return promise
+        }
+        guard let promise else { throw Self.closed }
+        connection.query(query, logger: logger).whenComplete { [inFlight] result in
+            let mine = inFlight.withLockedValue { state -> Bool in
+                guard state.promise?.futureResult === promise.futureResult else { return false }
+                state.promise = nil
+                return true
+            }
+            if mine { promise.completeWith(result) }
+        }
+        return try await promise.futureResult.get()
+    }
+
+    /// Returns once the connection closes, or throws `CancellationError` once the task is cancelled first.
+    func waitUntilClosed() async throws {
+        let promise = connection.eventLoop.makePromise(of: Void.self)
+        connection.closeFuture.cascade(to: promise)
+        try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
+    }
+}

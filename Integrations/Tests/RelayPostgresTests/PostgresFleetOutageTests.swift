@@ -1,0 +1,130 @@
+import Foundation
+import PostgresNIO
+import Relay
+import RelayPostgres
+import RelayTesting
+import Testing
+
+/// A fleet whose database ends every connection mid-run, as a restarted server or an administrator does, or refuses
+/// new ones for a while.
+@Suite(
+    "S31 a fleet whose database fails", .timeLimit(.minutes(2)),
+    .enabled(if: TestDatabase.isAvailable, "RELAY_POSTGRES_URL names no PostgreSQL server"))
+struct PostgresFleetOutageTests {
+    private typealias Fleet = PostgresFleetTests
+
+    /// Ends every connection to `database` but the one that asks.
+    private static func endConnections(to database: String) async throws -> Int {
+        try await admin { admin in
+            var ended = 0
+            for try await _ in try await admin.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = \(database) AND pid <> pg_backend_pid()
+                """
+            ).decode(Bool.self) {
+                ended += 1
+            }
+            return ended
+        }
+    }
+
+    /// Lets `database` take new connections, or refuses them.
+    private static func allowConnections(_ allowed: Bool, to database: String) async throws {
+        try await admin { admin in
+            _ = try await admin.query(
+                PostgresQuery(unsafeSQL: "ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS \(allowed)"))
+        }
+    }
+
+    private static func admin<Result: Sendable>(
+        _ body: @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        try await TestDatabase.withClient(database: "postgres", body)
+    }
+
+    /// Enqueues `operations`, again while the database is not back: the same ids change nothing the second time.
+    static func enqueue(_ operations: [CallOperation], on point: DataPoint) async throws -> [CallHandle] {
+        while true {
+            do {
+                return try await point.enqueue(operations)
+            } catch let error as RelayError where error.code == .storageFailure {
+                await Task.yield()
+            }
+        }
+    }
+
+    /// Twenty operations, half for each process.
+    static func commit() -> [CallOperation] {
+        (0..<20).map { index in
+            CallOperation(kind: Fleet.work, sequenceName: index.isMultiple(of: 2) ? Fleet.left : Fleet.right)
+        }
+    }
+
+    /// How many operations of `database` have not ended.
+    static func unfinished(in database: String) async throws -> Int {
+        try await TestDatabase.withClient(database: database) { client in
+            var count = 0
+            for try await number in try await client.query(
+                "SELECT count(*) FROM relay_operations WHERE state < 3"
+            ).decode(Int.self) {
+                count = number
+            }
+            return count
+        }
+    }
+
+    @Test(
+        "S31: connections ended mid-run, five times, are made again: LISTEN is heard again and nothing acknowledged is lost"
+    )
+    func connectionsEnded() async throws {
+        // No polling to make up for a notification missed: only LISTEN, made again, settles handles here.
+        var options = Fleet.options()
+        options.pollInterval = .seconds(3600)
+        try await Fleet.withTwoProcesses(options: options) { point, database in
+            var handles: [CallHandle] = []
+            for _ in 0..<5 {
+                handles += try await point.enqueue(Self.commit())
+                #expect(try await Self.endConnections(to: database) > 0)
+                handles += try await Self.enqueue(Self.commit(), on: point)
+            }
+            var ranBy: [String: Int] = [:]
+            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            #expect(ranBy == ["A": 100, "B": 100])
+            #expect(try await Self.unfinished(in: database) == 0)
+        }
+    }
+
+    @Test("S31: while the database refuses connections a commit fails typed at its deadline; then the work goes on")
+    func connectionsRefused() async throws {
+        var options = Fleet.options()
+        options.deadline = .seconds(1)
+        try await Fleet.withTwoProcesses(options: options) { point, database in
+            var handles = try await point.enqueue(Self.commit())
+            try await Self.allowConnections(false, to: database)
+            do {
+                #expect(try await Self.endConnections(to: database) > 0)
+                // A commit may fail at once on a connection just ended; one that finds none waits for the deadline.
+                var refused: RelayError?
+                for _ in 0..<10 where refused?.message.contains("did not answer within 1.0 seconds") != true {
+                    refused = await #expect(throws: RelayError.self) {
+                        try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.left))
+                    }
+                    #expect(refused?.code == .storageFailure)
+                }
+                #expect(
+                    refused?.message.contains("did not answer within 1.0 seconds") == true,
+                    "\(String(describing: refused))")
+            } catch {
+                try await Self.allowConnections(true, to: database)
+                throw error
+            }
+            try await Self.allowConnections(true, to: database)
+            handles += try await Self.enqueue(Self.commit(), on: point)
+            var ranBy: [String: Int] = [:]
+            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            #expect(ranBy == ["A": 20, "B": 20])
+            #expect(try await Self.unfinished(in: database) == 0)
+        }
+    }
+}
