@@ -29,10 +29,11 @@ struct DeadlineSleepTests {
         #expect(ContinuousClock.now - started >= .milliseconds(20))
     }
 
-    @Test("S34: a sleep earlier than every sleeping one ends on its own time, past thousands of cancelled ones")
+    @Test("S34: a sleep earlier than every sleeping one ends on its own time, past a thousand cancelled ones")
     func earlierSleepEndsOnItsTime() async throws {
         let long = Task { try await DeadlineTimer.shared.sleep(nanoseconds: 3_600_000_000_000) }
-        for _ in 0..<5000 {
+        // A thousand: five thousand took over a minute under ThreadSanitizer beside the rest of the suite.
+        for _ in 0..<1000 {
             let cancelled = Task { try await DeadlineTimer.shared.sleep(nanoseconds: 3_000_000_000_000) }
             cancelled.cancel()
             await #expect(throws: CancellationError.self) { try await cancelled.value }

@@ -93,6 +93,38 @@ struct PostgresFleetTests {
         }
     }
 
+    /// A model of the document, which the fleet's store does not share yet.
+    struct Note: Model {
+        let id: Int
+    }
+
+    @Test("S17: what the fleet does not share yet (models, scheduled starts) is refused typed and enqueues nothing")
+    func notSharedYet() async throws {
+        try await Self.withTwoProcesses { point, database in
+            try point.register(Note.self, as: "notes")
+            let transaction = await #expect(throws: RelayError.self) {
+                try await point.transaction { transaction in
+                    try transaction.upsert(Note(id: 1))
+                    transaction.enqueue(CallOperation(kind: Self.work, sequenceName: Self.left))
+                }
+            }
+            #expect(transaction?.code == .invalidArgument)
+            let scheduled = await #expect(throws: RelayError.self) {
+                try await point.enqueue(CallOperation(kind: Self.work, sequenceName: Self.left), after: .seconds(60))
+            }
+            #expect(scheduled?.code == .invalidArgument)
+            let stored = try await TestDatabase.withClient(database: database) { client in
+                var count = -1
+                let rows = try await client.query("SELECT count(*) FROM relay_operations")
+                for try await number in rows.decode(Int.self) {
+                    count = number
+                }
+                return count
+            }
+            #expect(stored == 0)
+        }
+    }
+
     @Test("S29: without LISTEN, behind a connection pooler, polling alone finds work and settles handles")
     func pollingAlone() async throws {
         var options = Self.options()
