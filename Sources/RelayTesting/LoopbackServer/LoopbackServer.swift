@@ -39,6 +39,9 @@ public final class LoopbackServer: Sendable {
         var mostInFlight: [String: Int] = [:]
         var requestWaiters = CountWaiters()
         var stalled: [DispatchSemaphore] = []
+        /// While stopped, a socket bound to the port and not listening: clients are refused, and no server the system
+        /// gives a port to meanwhile gets this one.
+        var reservation: Int32 = -1
     }
 
     private let state = Mutex(State())
@@ -62,6 +65,8 @@ public final class LoopbackServer: Sendable {
 
     deinit {
         stop()
+        let reservation = state.withLock(\.reservation)
+        if reservation >= 0 { close(reservation) }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -147,7 +152,8 @@ public final class LoopbackServer: Sendable {
     /// Whether the server accepts connections.
     public var isRunning: Bool { state.withLock(\.running) }
 
-    /// Closes the port and every open connection; clients get connection refused until ``restart()``.
+    /// Closes the port and every open connection; clients get connection refused until ``restart()``, and the port
+    /// stays this server's meanwhile.
     public func stop() {
         let (listener, connections, stalled) = state.withLock { state in
             defer {
@@ -162,6 +168,8 @@ public final class LoopbackServer: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
         acceptLoops.wait()
         close(listener)
+        let reservation = try? Self.bound(port: port)
+        state.withLock { $0.reservation = reservation ?? -1 }
         for connection in connections { shutdown(connection, Int32(SHUT_RDWR)) }
         for semaphore in stalled { semaphore.signal() }
     }
@@ -171,35 +179,51 @@ public final class LoopbackServer: Sendable {
     /// - Throws: `POSIXError` when the port cannot be bound again.
     public func restart() throws {
         guard !isRunning else { return }
+        let reservation = state.withLock { state in
+            defer { state.reservation = -1 }
+            return state.reservation
+        }
+        if reservation >= 0 { close(reservation) }
         start(try Self.listen(port: port))
     }
 
     // MARK: - Sockets
 
     private static func listen(port: Int) throws -> Int32 {
-        #if canImport(Glibc)
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let listener = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, startListening(listener) == 0 else {
+        let listener = try bound(port: port)
+        guard startListening(listener) == 0 else {
             let code = errno
             close(listener)
             throw POSIXError(.init(rawValue: code) ?? .EIO)
         }
         return listener
+    }
+
+    /// A socket bound to `port` on 127.0.0.1, or to one the system picks for 0.
+    private static func bound(port: Int) throws -> Int32 {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(descriptor)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        return descriptor
     }
 
     private static func startListening(_ listener: Int32) -> Int32 {
