@@ -93,9 +93,6 @@ struct PostgresQueue: Sendable {
             return try await body()
         } catch let error as RelayError {
             throw error
-        } catch let error as PostgresTransactionError {
-            if let relay = error.closureError as? RelayError { throw relay }
-            throw RelayError(.storageFailure, "\(what) failed in the database: \(String(reflecting: error))")
         } catch {
             throw RelayError(.storageFailure, "\(what) failed in the database: \(String(reflecting: error))")
         }
