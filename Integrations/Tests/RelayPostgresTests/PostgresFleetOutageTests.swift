@@ -88,8 +88,7 @@ struct PostgresFleetOutageTests {
                 #expect(try await Self.endConnections(to: database) > 0)
                 handles += try await Self.enqueue(Self.commit(), on: point)
             }
-            var ranBy: [String: Int] = [:]
-            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            let ranBy = try await Fleet.ranBy(handles)
             #expect(ranBy == ["A": 100, "B": 100])
             #expect(try await Self.unfinished(in: database) == 0)
         }
@@ -121,8 +120,7 @@ struct PostgresFleetOutageTests {
             }
             try await Self.allowConnections(true, to: database)
             handles += try await Self.enqueue(Self.commit(), on: point)
-            var ranBy: [String: Int] = [:]
-            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            let ranBy = try await Fleet.ranBy(handles)
             #expect(ranBy == ["A": 20, "B": 20])
             #expect(try await Self.unfinished(in: database) == 0)
         }

@@ -26,6 +26,13 @@ struct PostgresFleetTests {
         return options
     }
 
+    /// How many of `handles` each process ran, by the name its executor answers with.
+    static func ranBy(_ handles: [CallHandle]) async throws -> [String: Int] {
+        var ranBy: [String: Int] = [:]
+        for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+        return ranBy
+    }
+
     /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns;
     /// both stores with `options`.
     static func withTwoProcesses<Result: Sendable>(
@@ -150,8 +157,7 @@ struct PostgresFleetTests {
                 }
                 handles += try await point.enqueue(commit)
             }
-            var ranBy: [String: Int] = [:]
-            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            let ranBy = try await Self.ranBy(handles)
             #expect(ranBy == ["A": 100, "B": 100])
         }
     }

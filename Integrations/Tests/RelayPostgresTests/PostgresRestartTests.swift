@@ -41,8 +41,7 @@ struct PostgresRestartTests {
             var handles = try await point.enqueue(Outage.commit())
             try await Self.restart()
             handles += try await Outage.enqueue(Outage.commit(), on: point)
-            var ranBy: [String: Int] = [:]
-            for handle in handles { ranBy[String(decoding: try await handle.value, as: UTF8.self), default: 0] += 1 }
+            let ranBy = try await Fleet.ranBy(handles)
             #expect(ranBy == ["A": 20, "B": 20])
             #expect(try await Outage.unfinished(in: database) == 0)
         }
