@@ -74,6 +74,21 @@ struct PostgresFleetOutageTests {
         }
     }
 
+    /// How many operations of `database` each process completed, by the name its executor answered with.
+    static func ranBy(in database: String) async throws -> [String: Int] {
+        try await TestDatabase.withClient(database: database) { client in
+            var ranBy: [String: Int] = [:]
+            for try await result in try await client.query(
+                "SELECT result FROM relay_operations WHERE state >= 3"
+            ).decode(ByteBuffer.self) {
+                if case .completed(let data) = try CallResult(encoded: Data(result.readableBytesView)) {
+                    ranBy[String(decoding: data, as: UTF8.self), default: 0] += 1
+                }
+            }
+            return ranBy
+        }
+    }
+
     @Test(
         "S31: connections ended mid-run, five times, are made again: LISTEN is heard again and nothing acknowledged is lost"
     )
@@ -123,6 +138,79 @@ struct PostgresFleetOutageTests {
             let ranBy = try await Fleet.ranBy(handles)
             #expect(ranBy == ["A": 20, "B": 20])
             #expect(try await Self.unfinished(in: database) == 0)
+        }
+    }
+
+    @Test("S31: a DataPoint stops within its deadlines while the database refuses connections; its work runs again")
+    func stopWhileRefused() async throws {
+        var options = Fleet.options()
+        options.deadline = .seconds(1)
+        options.lease = .seconds(2)
+        try await TestDatabase.with { [options] client, database in
+            let gate = Gate()
+            let held = ClosureExecutor { _, _ in
+                await gate.wait()
+                return .completed(Data("A".utf8))
+            }
+            let started = ContinuousClock.now
+            var stopped = ContinuousClock.now
+            let handles = try await Self.refusing(database) { refuse in
+                // The DataPoint's close may throw the store's typed failure; it must return, and soon.
+                var handles: [CallHandle] = []
+                do {
+                    try await DataPoint.with(
+                        storage: PostgresFleetStorage(client: client, options: options), executors: [Fleet.work: held]
+                    ) { point in
+                        try await point.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 4))
+                        handles = try await point.enqueue(
+                            (0..<8).map { _ in CallOperation(kind: Fleet.work, sequenceName: Fleet.left) })
+                        await gate.waitForArrivals(4)
+                        try await refuse()
+                        gate.open()
+                        stopped = .now
+                    }
+                } catch let error as RelayError {
+                    #expect(error.code == .storageFailure)
+                }
+                return handles
+            }
+            let stopping = ContinuousClock.now - stopped
+            #expect(stopping < .seconds(20), "stopping took \(stopping) after \(stopped - started)")
+            for handle in handles {
+                let outcome = await #expect(throws: RelayError.self) { try await handle.outcome }
+                #expect(outcome?.code == .shutdown || outcome == nil)
+            }
+            // Once the database is back, another process runs everything: the claims held by the one that stopped
+            // expire, and nothing it ran is taken for done unless recorded.
+            let ranBy = try await TestDatabase.withClient(database: database) { other in
+                try await DataPoint.with(
+                    storage: PostgresFleetStorage(client: other, options: options),
+                    executors: [Fleet.work: Fleet.runner("B")]
+                ) { point in
+                    try await point.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 4))
+                    while try await Self.unfinished(in: database) > 0 { try await Task.sleep(for: .milliseconds(100)) }
+                    return try await Self.ranBy(in: database)
+                }
+            }
+            #expect(ranBy.values.reduce(0, +) == 8, "\(ranBy)")
+        }
+    }
+
+    /// Runs `body`, which may make `database` refuse connections and end those it has; lets it take them again after.
+    private static func refusing<Result: Sendable>(
+        _ database: String, _ body: (@Sendable () async throws -> Void) async throws -> Result
+    ) async throws -> Result {
+        let refuse: @Sendable () async throws -> Void = {
+            try await allowConnections(false, to: database)
+            _ = try await endConnections(to: database)
+        }
+        do {
+            let result = try await body(refuse)
+            try await allowConnections(true, to: database)
+            return result
+        } catch {
+            try await allowConnections(true, to: database)
+            throw error
         }
     }
 }

@@ -30,12 +30,15 @@ extension PipelineCore {
     }
 
     /// Adds operations the shared store claimed for this process to the graph, to run.
-    func adopt(_ claimed: [StoredOperation]) {
-        guard !claimed.isEmpty else { return }
+    ///
+    /// - Returns: The results of those that finished here already; see ``SharedLink/run(_:)``.
+    func adopt(_ claimed: [StoredOperation]) -> [UUID: CallResult] {
+        guard !claimed.isEmpty else { return [:] }
         let clock = self.clock
-        perform(
-            transitionWithDirectory { machine, directory, actions in
-                machine.adopt(claimed, clock: clock, directory: &directory, now: clock.now, into: &actions)
-            })
+        let adopted = transitionWithDirectory { machine, directory, actions in
+            machine.adopt(claimed, clock: clock, directory: &directory, now: clock.now, into: &actions)
+        }
+        perform(adopted)
+        return adopted.value
     }
 }

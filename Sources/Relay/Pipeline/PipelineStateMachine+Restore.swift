@@ -32,21 +32,32 @@ extension PipelineStateMachine {
     ///
     /// Each comes with its snapshot and its attempts so far, its dependencies satisfied (the store releases nothing
     /// before), ready to run. One the graph knows already is left as it is.
+    ///
+    /// - Returns: The results of those the graph knows as finished: they ran here, but the store did not record
+    ///   their outcomes, and claimed them again.
     mutating func adopt(
         _ operations: [StoredOperation],
         clock: ClockSource,
         directory: inout OperationDirectory,
         now: Int64,
         into actions: inout PipelineActions
-    ) {
+    ) -> [UUID: CallResult] {
         let lastSnapshot = operations.lazy.compactMap(\.operation.snapshot).max() ?? 0
-        restoreOperations(
+        let known = restoreOperations(
             operations, lastSnapshot: lastSnapshot, clock: clock, directory: &directory, now: now, into: &actions)
+        var finished: [UUID: CallResult] = [:]
+        for id in known {
+            if let slot = lookup(id, in: directory), let result = result(of: slot) { finished[id] = result }
+        }
         forgetBeyondBounds(into: &actions)
+        return finished
     }
 
     /// Adds stored operations to the graph, each in the phase the store left it, and moves the pending ones as far
     /// as they can go.
+    ///
+    /// - Returns: The ids of those the graph knew already, which it left as they were.
+    @discardableResult
     private mutating func restoreOperations(
         _ operations: [StoredOperation],
         lastSnapshot: UInt64,
@@ -54,8 +65,9 @@ extension PipelineStateMachine {
         directory: inout OperationDirectory,
         now: Int64,
         into actions: inout PipelineActions
-    ) {
+    ) -> [UUID] {
         var restored: [Int32] = []
+        var known: [UUID] = []
         restored.reserveCapacity(operations.count)
         graph.reserve(restoring: operations.count, lastSnapshot: lastSnapshot, in: &directory)
         let records = OperationRecord.records(for: operations.lazy.map(\.operation), snapshot: nil)
@@ -69,7 +81,10 @@ extension PipelineStateMachine {
                     enqueuedAt: clock.time(of: entry.enqueuedAt),
                     in: &directory
                 )
-            else { continue }
+            else {
+                known.append(entry.operation.id)
+                continue
+            }
             let record = records[position]
             let contexts = entry.holds.mapValues(clock.time(of:))
             graph[number].restore(
@@ -110,6 +125,7 @@ extension PipelineStateMachine {
         }
         for (slot, result) in cancellations { finish(slot, result, now: now, into: &actions) }
         for slot in restored { reevaluate(slot, now: now, into: &actions) }
+        return known
     }
 
     /// Refills the latency windows from the restored finished operations, oldest first, so that percentiles cover the

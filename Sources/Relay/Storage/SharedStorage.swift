@@ -59,10 +59,14 @@ public struct SharedLink: Sendable {
     /// Hands operations claimed for this process to the DataPoint, which runs them as it runs its own.
     ///
     /// Each carries its snapshot, and in ``StoredOperation/attempts`` the attempts before this claim. One the
-    /// DataPoint knows already is left as it is.
+    /// DataPoint knows already is left as it is: one still running here ends under the new claim, and one that
+    /// finished here is not run again. Its outcome comes back instead, for the store to record under the new claim:
+    /// the store gave it up when the database was out of reach, and claimed the operation again.
     ///
     /// - Parameter claimed: The operations, in start order.
-    public func run(_ claimed: [StoredOperation]) {
+    /// - Returns: The outcomes of those that finished here already.
+    @discardableResult
+    public func run(_ claimed: [StoredOperation]) -> [UUID: CallResult] {
         core.adopt(claimed)
     }
 

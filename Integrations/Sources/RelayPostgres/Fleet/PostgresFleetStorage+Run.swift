@@ -50,12 +50,17 @@ extension PostgresFleetStorage {
                     held.withLock { held in
                         for claim in claims { held[claim.operation.id] = PostgresHeldClaim(attempt: claim.attempt) }
                     }
-                    link.run(
+                    let ranHere = link.run(
                         claims.map { claim in
                             StoredOperation(
                                 operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
                                 enqueuedAt: claim.enqueuedAt)
                         })
+                    // Outcomes given up while the database was out of reach, their operations claimed here again:
+                    // recorded under the new claims rather than run again.
+                    if !ranHere.isEmpty {
+                        await applyPersistently(ranHere.map { PostgresFleetWrite.finished($0.key, $0.value) })
+                    }
                     more = claims.count >= room
                 } catch {
                     logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
@@ -142,28 +147,30 @@ extension PostgresFleetStorage {
     /// Applies a batch of changes, trying again while the database fails until the deadline; then gives up the
     /// batch, and lets go of the claims whose outcomes it held, so that their leases expire.
     ///
-    /// Trying again is safe: every change is idempotent, and a fenced outcome recorded once is refused the next time.
+    /// One deadline bounds the tries together, each bounded by it too. Trying again is safe: every change is
+    /// idempotent, and a fenced outcome recorded once is refused the next time.
     func applyPersistently(_ writes: [PostgresFleetWrite]) async {
-        var delay = Duration.milliseconds(50)
-        var waited = Duration.zero
-        while true {
-            do {
-                try await apply(writes)
-                return
-            } catch {
-                guard waited < options.deadline, !Task.isCancelled else {
-                    logger.error(
-                        "gave up recording what ran here; leases make up for it",
-                        metadata: ["error": "\(error)", "changes": "\(writes.count)"])
-                    held.withLock { held in
-                        for case .finished(let id, _) in writes { held[id] = nil }
+        let (clock, logger) = (self.clock, self.logger)
+        do {
+            try await PostgresDeadline.run("recording what ran here", within: options.deadline, on: clock) {
+                var delay = Duration.milliseconds(50)
+                while true {
+                    do {
+                        return try await self.apply(writes)
+                    } catch {
+                        try Task.checkCancellation()
+                        logger.warning("recording what ran here failed; trying again", metadata: ["error": "\(error)"])
+                        try await clock.sleep(for: delay)
+                        delay = min(delay * 2, .seconds(2))
                     }
-                    return
                 }
-                logger.warning("recording what ran here failed; trying again", metadata: ["error": "\(error)"])
-                try? await clock.sleep(for: delay)
-                waited += delay
-                delay = min(delay * 2, .seconds(2))
+            }
+        } catch {
+            logger.error(
+                "gave up recording what ran here; leases make up for it",
+                metadata: ["error": "\(error)", "changes": "\(writes.count)"])
+            held.withLock { held in
+                for case .finished(let id, _) in writes { held[id] = nil }
             }
         }
     }

@@ -42,9 +42,9 @@ public final class PostgresFleetStorage: SharedStorage {
         public var listens = true
         /// The most claimed operations waiting here for a worker; 64 by default.
         public var claimLimit = 64
-        /// How long a call that needs the database waits for it before it fails with
-        /// ``RelayError/Code/storageFailure``, and how long the store keeps trying to record an outcome before it
-        /// leaves the operation to run again elsewhere once its lease expires; 30 seconds by default.
+        /// How long each call to the database waits for it, for a connection of the pool included, before it fails
+        /// with ``RelayError/Code/storageFailure``, and how long the store keeps trying to record an outcome before
+        /// it leaves the operation to run again elsewhere once its lease expires; 30 seconds by default.
         public var deadline: Duration = .seconds(30)
 
         /// The default options.
@@ -75,7 +75,7 @@ public final class PostgresFleetStorage: SharedStorage {
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "RelayPostgres")
     ) {
-        queue = PostgresQueue(client: client, logger: logger)
+        queue = PostgresQueue(client: client, logger: logger, deadline: options.deadline, clock: clock)
         self.options = options
         self.clock = clock
     }
@@ -100,10 +100,7 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline, or the
     ///   typed error of a commit it refuses.
     public func commit(_ operations: [CallOperation]) async throws -> SharedCommit {
-        let (queue, clock) = (self.queue, self.clock)
-        let enqueued = try await PostgresDeadline.run(
-            "enqueueing a commit", within: options.deadline, sleeping: { try await clock.sleep(for: $0) },
-            { try await queue.enqueue(operations) })
+        let enqueued = try await queue.enqueue(operations)
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
     }
 
@@ -130,7 +127,10 @@ public final class PostgresFleetStorage: SharedStorage {
     /// Commits what was gathered, and gives back the claims this process still holds: a claim whose attempt began
     /// counted, one never begun uncounted.
     ///
-    /// - Throws: ``RelayError/Code/storageFailure`` when the last changes could not be committed.
+    /// Each step waits for the database until the deadline at most: what it could not record is left to the leases,
+    /// which expire.
+    ///
+    /// - Throws: ``RelayError/Code/storageFailure`` when the claims could not be given back.
     public func close() async throws {
         let last = commits.appended
         try await waitUntilDurable(StorageTicket(position: last))

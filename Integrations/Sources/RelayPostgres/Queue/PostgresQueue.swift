@@ -18,8 +18,23 @@ import Relay
 struct PostgresQueue: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// How long a call waits for the database, for a connection of the pool included, before it fails.
+    let deadline: Duration
+    /// Sleeps on the clock of deadlines.
+    let sleep: @Sendable (Duration) async throws -> Void
     /// Every query goes through its connection's guard, so that none waits for ever on a connection that closed.
     let guards = PostgresGuards()
+
+    /// A queue on the database that `client` reaches, whose calls fail once `deadline` has passed on `clock`.
+    init(
+        client: PostgresClient, logger: Logger, deadline: Duration = .seconds(30),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.client = client
+        self.logger = logger
+        self.deadline = deadline
+        sleep = { try await clock.sleep(for: $0) }
+    }
 
     /// Announces that operations may be claimed.
     static let readyChannel = "relay_ready"
@@ -51,20 +66,18 @@ struct PostgresQueue: Sendable {
     /// between the two leaves an answer for what never happened; so every write of the queue runs in a transaction
     /// of its own (``write(_:_:)`` for one statement), whose `COMMIT` is answered once it is durable.
     func transaction<Value: Sendable>(
-        _ what: String, _ body: (PostgresConnection) async throws -> Value
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await Self.mapping(what) {
-            try await client.withConnection { connection in
-                let guarded = guards.guarding(connection)
-                _ = try await guarded.result(of: "BEGIN", logger: logger)
-                do {
-                    let value = try await body(connection)
-                    _ = try await guarded.result(of: "COMMIT", logger: logger)
-                    return value
-                } catch {
-                    _ = try? await guarded.result(of: "ROLLBACK", logger: logger)
-                    throw error
-                }
+        try await withConnection(what) { connection in
+            let guarded = guards.guarding(connection)
+            _ = try await guarded.result(of: "BEGIN", logger: logger)
+            do {
+                let value = try await body(connection)
+                _ = try await guarded.result(of: "COMMIT", logger: logger)
+                return value
+            } catch {
+                _ = try? await guarded.result(of: "ROLLBACK", logger: logger)
+                throw error
             }
         }
     }
@@ -76,8 +89,20 @@ struct PostgresQueue: Sendable {
 
     /// The rows of a statement that only reads, on a connection of the client.
     func read(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await Self.mapping(what) {
-            try await client.withConnection { connection in try await rows(query, on: connection) }
+        try await withConnection(what) { connection in try await rows(query, on: connection) }
+    }
+
+    /// Runs `body` on a connection of the client, mapping what fails it to a ``RelayError``, or fails with
+    /// ``RelayError/Code/storageFailure`` once the deadline has passed.
+    ///
+    /// A database that refuses connections leaves the pool's requests waiting until its circuit breaker trips, a
+    /// minute or more later; the deadline abandons the request instead. A query already sent is not abandoned: its
+    /// connection's guard ends it if the connection closes.
+    private func withConnection<Value: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await PostgresDeadline.run(what, within: deadline, sleeping: sleep) {
+            try await Self.mapping(what) { try await client.withConnection(body) }
         }
     }
 
