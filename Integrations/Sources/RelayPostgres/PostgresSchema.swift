@@ -268,5 +268,12 @@ public enum PostgresSchema {
                 $$
                 """,
             ]),
+        Migration(
+            summary: "cancellation requested of an operation that another process runs",
+            statements: [
+                // Set by a cancel from any process while the operation runs; its owner cancels the attempt, and a
+                // claim of it later records it cancelled instead of running it.
+                "ALTER TABLE relay_operations ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false"
+            ]),
     ]
 }

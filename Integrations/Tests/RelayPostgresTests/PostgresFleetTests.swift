@@ -33,10 +33,11 @@ struct PostgresFleetTests {
         return ranBy
     }
 
-    /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` until `body` returns;
-    /// both stores with `options`.
+    /// Runs `body` in process A while process B, on a client of its own, runs sequence `right` with `other` until
+    /// `body` returns; both stores with `options`.
     static func withTwoProcesses<Result: Sendable>(
         options: PostgresFleetStorage.Options = options(),
+        other executor: any CallExecutor = runner("B"),
         _ body: @Sendable (DataPoint, String) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.with { client, database in
@@ -47,7 +48,7 @@ struct PostgresFleetTests {
                     group.addTask {
                         try await DataPoint.with(
                             storage: PostgresFleetStorage(client: other, options: options),
-                            executors: [work: runner("B")]
+                            executors: [work: executor]
                         ) { point in
                             try await point.upsertCallSequence(CallSequence(name: right, bunchSize: 4))
                             started.open()

@@ -179,7 +179,8 @@ extension DataPoint {
     ///
     /// A pending operation becomes `cancelled` at once and its dependents are cancelled with it, unless they opted
     /// into ``CallOperation/DependencyFailurePolicy/runAnyway``. A running operation's task is cancelled; it ends
-    /// `cancelled` unless its executor completes anyway. A finished operation is left as it is.
+    /// `cancelled` unless its executor completes anyway. A finished operation is left as it is. On a shared store
+    /// (see ``SharedStorage``), an operation this DataPoint does not run is cancelled wherever it waits or runs.
     ///
     /// - Parameter id: The operation's id.
     /// - Returns: Whether the call changed anything.
@@ -211,6 +212,9 @@ extension DataPoint {
     }
 
     /// Stops starting operations in every sequence until a matching ``resume(reason:)``.
+    ///
+    /// On a shared store (see ``SharedStorage``), the count is the fleet's: no process claims more operations until
+    /// the suspension is resumed, from this process or another.
     ///
     /// - Parameter reason: Why, reported in the ``CallEvent/Kind/suspended(reason:)`` event.
     /// - Returns: The new suspension count.

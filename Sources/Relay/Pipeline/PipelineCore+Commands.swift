@@ -2,7 +2,22 @@ import Foundation
 
 /// The commands that change operations and sequences, each one event whose value returns once it is acknowledged.
 extension PipelineCore {
+    /// Cancels an operation; on a shared store, one this DataPoint does not know is the store's to cancel.
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
+        if let shared, readWithDirectory({ $0.lookup(id, in: $1) }) == nil {
+            do {
+                return try await shared.cancel(id)
+            } catch {
+                throw error as? RelayError
+                    ?? RelayError(
+                        .storageFailure, "the shared store did not cancel \(id): \(String(reflecting: error))")
+            }
+        }
+        return try await cancelHere(id)
+    }
+
+    /// Cancels an operation this DataPoint knows.
+    func cancelHere(_ id: UUID) async throws(RelayError) -> Bool {
         try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
             try machine.cancel(id, in: directory, now: now, into: &actions)
         }
@@ -22,13 +37,15 @@ extension PipelineCore {
     }
 
     func suspend(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, actions, now) throws(RelayError) in
+        if let shared { return try await changeSharedSuspensions(shared, of: name, by: 1, reason: reason) }
+        return try await command { (machine, actions, now) throws(RelayError) in
             try machine.suspend(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
         }
     }
 
     func resume(_ name: CallSequence.Name?, reason: String) async throws(RelayError) -> Int {
-        try await command { (machine, actions, now) throws(RelayError) in
+        if let shared { return try await changeSharedSuspensions(shared, of: name, by: -1, reason: reason) }
+        return try await command { (machine, actions, now) throws(RelayError) in
             try machine.resume(lane: name.map(machine.registeredLane), reason: reason, now: now, into: &actions)
         }
     }
@@ -45,16 +62,22 @@ extension PipelineCore {
         algorithm: CallSequence.Algorithm,
         addingSuspensions: Int
     ) async throws(RelayError) {
+        // On a shared store the suspensions gathered while detached go to the fleet's count, as later ones do.
+        let local = shared == nil ? addingSuspensions : 0
         try await command { machine, actions, now in
             machine.upsertLane(
                 name,
                 sequence: sequence,
                 bunchSize: bunchSize,
                 algorithm: algorithm,
-                addingSuspensions: addingSuspensions,
+                addingSuspensions: local,
                 now: now,
                 into: &actions
             )
+        }
+        if let shared, addingSuspensions > 0 {
+            _ = try await changeSharedSuspensions(
+                shared, of: name, by: addingSuspensions, reason: "suspended before it was added")
         }
     }
 

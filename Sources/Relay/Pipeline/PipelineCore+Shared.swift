@@ -41,4 +41,34 @@ extension PipelineCore {
         perform(adopted)
         return adopted.value
     }
+
+    /// Moves a suspension count of the shared store, which every process's claims obey, and announces the change
+    /// here.
+    ///
+    /// This process's own counts stay at zero: an operation it claimed before the suspension may still start (at most
+    /// what the store claims ahead), and none waits here on a count that another process resumes.
+    func changeSharedSuspensions(
+        _ store: any SharedStorage, of name: CallSequence.Name?, by change: Int, reason: String
+    ) async throws(RelayError) -> Int {
+        let lane = try read { (machine) throws(RelayError) -> Int32? in
+            guard let name else { return nil }
+            return try machine.registeredLane(name)
+        }
+        let counts: (previous: Int, count: Int)
+        do {
+            counts = try await store.changeSuspensions(of: name, by: change)
+        } catch {
+            throw error as? RelayError
+                ?? RelayError(
+                    .storageFailure, "the shared store did not change suspensions: \(String(reflecting: error))")
+        }
+        let now = clock.now
+        perform(
+            transition { machine, actions in
+                machine.announceSuspension(
+                    lane: lane, previous: counts.previous, count: counts.count, reason: reason, now: now,
+                    into: &actions)
+            })
+        return counts.count
+    }
 }

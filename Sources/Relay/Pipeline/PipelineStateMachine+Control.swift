@@ -44,6 +44,23 @@ extension PipelineStateMachine {
         return 0
     }
 
+    /// Announces a change that a shared store made to a fleet-wide suspension count.
+    ///
+    /// ``CallEvent/Kind/suspended(reason:)`` when it rose from zero, ``CallEvent/Kind/resumed(reason:)`` when it fell
+    /// to zero. This process's own counts are left as they are: the store's claims obey the fleet's.
+    ///
+    /// A `nil` lane is the whole DataPoint.
+    mutating func announceSuspension(
+        lane: Int32?, previous: Int, count: Int, reason: String, now: Int64, into actions: inout PipelineActions
+    ) {
+        let name = lane.map { lanes[Int($0)].name }
+        if previous == 0, count > 0 {
+            publish(.suspended(reason: reason), operation: nil, sequence: name, now: now, into: &actions)
+        } else if previous > 0, count == 0 {
+            publish(.resumed(reason: reason), operation: nil, sequence: name, now: now, into: &actions)
+        }
+    }
+
     // MARK: - Holds
 
     /// The time before which an operation must not start: the end of its latest hold or its retry delay.

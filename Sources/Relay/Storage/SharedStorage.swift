@@ -30,6 +30,32 @@ public protocol SharedStorage: Storage {
     ///
     /// - Parameter link: What the store hands the DataPoint, and asks of it.
     func run(_ link: SharedLink) async
+
+    /// Moves the fleet-wide suspension count of a sequence, or of every sequence when `sequence` is `nil`, by
+    /// `change`, never below zero: while it is above zero, the store claims no operation of it for any process.
+    ///
+    /// ``DataPoint/suspend(reason:)``, ``DataPoint/resume(reason:)`` and their ``CallSequence`` counterparts call it
+    /// on a shared store, from any process: a suspension made in one process is resumed from any.
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence, or `nil` for every sequence.
+    ///   - change: `1` to suspend, `-1` to resume, or more at once.
+    /// - Returns: The count before and after the change.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownSequence`` for a sequence the store does not know, or
+    ///   ``RelayError/Code/storageFailure``.
+    func changeSuspensions(of sequence: CallSequence.Name?, by change: Int) async throws -> (previous: Int, count: Int)
+
+    /// Cancels an operation that this process does not hold, wherever it is: one that waits ends cancelled at once,
+    /// its dependents with it; one that runs in another process is cancelled there, through
+    /// ``SharedLink/cancel(_:)``.
+    ///
+    /// ``DataPoint/cancel(_:)`` calls it for an operation that its DataPoint does not know.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Whether anything changed: `false` for an operation that ended, or whose cancellation was asked.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation`` when the store holds no such operation, or
+    ///   ``RelayError/Code/storageFailure``.
+    func cancel(_ id: UUID) async throws -> Bool
 }
 
 /// What a shared store's commit did.
@@ -68,6 +94,14 @@ public struct SharedLink: Sendable {
     @discardableResult
     public func run(_ claimed: [StoredOperation]) -> [UUID: CallResult] {
         core.adopt(claimed)
+    }
+
+    /// Cancels operations this process runs, as another process asked through ``SharedStorage/cancel(_:)``: each
+    /// as ``DataPoint/cancel(_:)`` would, its outcome recorded under its claim.
+    ///
+    /// - Parameter ids: The operations; those this process does not know, or that ended, are left as they are.
+    public func cancel(_ ids: [UUID]) async {
+        for id in ids { _ = try? await core.cancelHere(id) }
     }
 
     /// Settles the handles of this process that await operations that ended, wherever they ran.

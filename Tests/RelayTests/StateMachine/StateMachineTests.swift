@@ -105,6 +105,24 @@ struct StateMachineTests {
         #expect(delivered.map(\.operationID).contains(operation.id))
     }
 
+    @Test("S28: a fleet's suspension is announced once each way, and changes no count or record of this process")
+    func fleetSuspensionAnnounced() throws {
+        var test = try MachineUnderTest()
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        _ = test.takeActions()
+        let lane = test.lane
+        for (previous, count) in [(0, 1), (1, 2), (2, 1), (1, 0), (0, 0)] {
+            test.machine.announceSuspension(
+                lane: lane, previous: previous, count: count, reason: "\(previous)→\(count)", now: 1,
+                into: &test.actions)
+        }
+        let actions = test.takeActions()
+        #expect(actions.delivered.map(\.kind) == [.suspended(reason: "0→1"), .resumed(reason: "1→0")])
+        #expect(actions.delivered.allSatisfy { $0.sequenceName == .data })
+        #expect(actions.records.isEmpty)
+        #expect(test.machine.lanes[Int(lane)].suspensionCount == 0 && test.machine.suspensionCount == 0)
+    }
+
     @Test("S2: a rejected commit leaves the table, index and records as they were")
     func rejectedCommitRollsBack() throws {
         var test = try MachineUnderTest()

@@ -20,6 +20,8 @@ extension PostgresFleetStorage {
                 await self.every(self.options.lease / 3) {
                     try await self.renew()
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
+                    // Cancellations asked for while a notification was missed.
+                    await link.cancel(try await self.queue.cancellationsRequested(owner: self.owner))
                 }
             }
             group.addTask {
@@ -50,16 +52,22 @@ extension PostgresFleetStorage {
                     held.withLock { held in
                         for claim in claims { held[claim.operation.id] = PostgresHeldClaim(attempt: claim.attempt) }
                     }
+                    let runs = claims.filter { !$0.cancelRequested }
                     let ranHere = link.run(
-                        claims.map { claim in
+                        runs.map { claim in
                             StoredOperation(
                                 operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
                                 enqueuedAt: claim.enqueuedAt)
                         })
-                    // Outcomes given up while the database was out of reach, their operations claimed here again:
-                    // recorded under the new claims rather than run again.
-                    if !ranHere.isEmpty {
-                        await applyPersistently(ranHere.map { PostgresFleetWrite.finished($0.key, $0.value) })
+                    // Recorded under the new claims rather than run: outcomes given up while the database was out of
+                    // reach, their operations claimed here again, and operations cancelled while an earlier claim
+                    // ran them.
+                    let cancelled = claims.filter(\.cancelRequested).map {
+                        ($0.operation.id, CallResult.cancelled(.requested))
+                    }
+                    let recorded = ranHere.map { ($0.key, $0.value) } + cancelled
+                    if !recorded.isEmpty {
+                        await applyPersistently(recorded.map { PostgresFleetWrite.finished($0.0, $0.1) })
                     }
                     more = claims.count >= room
                 } catch {
@@ -67,48 +75,6 @@ extension PostgresFleetStorage {
                     more = false
                 }
             }
-        }
-    }
-
-    /// Listens for ready and finished work, listening again after the connection is lost; after each (re)start it
-    /// looks up what it may have missed.
-    private func listen(for link: SharedLink) async {
-        var pause = Duration.milliseconds(10)
-        while !Task.isCancelled {
-            do {
-                try await queue.client.withConnection { connection in
-                    try await connection.listen(on: PostgresQueue.readyChannel) { ready in
-                        try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
-                            pause = .milliseconds(10)
-                            self.wakeClaims()
-                            try await self.settleAwaited(link.awaited, for: link)
-                            try await withThrowingDiscardingTaskGroup { group in
-                                group.addTask { for try await _ in ready { self.wakeClaims() } }
-                                group.addTask {
-                                    for try await note in finished {
-                                        let ended = note.payload.split(separator: ",").compactMap {
-                                            UUID(uuidString: String($0))
-                                        }
-                                        let awaited = Set(link.awaited)
-                                        try await self.settleAwaited(ended.filter(awaited.contains), for: link)
-                                    }
-                                }
-                                // postgres-nio may leave the notifications of a connection that closed waiting for ever.
-                                group.addTask {
-                                    try await self.queue.guards.guarding(connection).waitUntilClosed()
-                                    throw RelayError(.storageFailure, "the connection listened on has closed")
-                                }
-                            }
-                        }
-                    }
-                }
-            } catch {
-                guard !Task.isCancelled else { return }
-                logger.warning("listening failed; listening again", metadata: ["error": "\(error)"])
-            }
-            // A connection lost is listened on again at once; a database that refuses is tried again after a pause.
-            try? await clock.sleep(for: pause)
-            pause = min(pause * 2, options.pollInterval)
         }
     }
 

@@ -25,8 +25,11 @@ import Synchronization
 /// of its pool to listen on while the DataPoint runs. Every process of the fleet registers the same sequences and
 /// executors: a process claims only operations of sequences it has registered.
 ///
-/// Built so far: enqueues, claims, leases, outcomes, retries within a claim, and handles awaited from the process that
-/// enqueued. Models, holds, cancellation, suspension and events of other processes are yet to be shared.
+/// A suspension, of a sequence or of the DataPoint, made in any process holds fleet-wide until it is resumed from any:
+/// no process claims from it meanwhile, though one may still start what it claimed before, at most ``Options/claimLimit``.
+///
+/// Built so far: enqueues, claims, leases, outcomes, retries within a claim, suspensions, cancellation, and handles
+/// awaited from the process that enqueued. Models, holds and events of other processes are yet to be shared.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
@@ -122,6 +125,27 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: Nothing in practice: a write the store gives up is left to the leases.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
         try await commits.waitUntilDurable(ticket) { await applyPersistently($0.items) }
+    }
+
+    /// Moves the fleet-wide suspension count of a sequence, or of every sequence; see
+    /// ``SharedStorage/changeSuspensions(of:by:)``.
+    ///
+    /// The change is committed, and announced to every process, before this returns: from then on no process claims
+    /// from what it suspended.
+    public func changeSuspensions(
+        of sequence: CallSequence.Name?, by change: Int
+    ) async throws -> (previous: Int, count: Int) {
+        let counts = try await queue.changeSuspensions(of: sequence, by: change)
+        if counts.count == 0 { wakeClaims() }
+        return counts
+    }
+
+    /// Cancels an operation this process does not hold, from any process; see ``SharedStorage/cancel(_:)``.
+    ///
+    /// One that waits ends cancelled before this returns, its dependents with it; for one that runs elsewhere, this
+    /// returns once the request is committed, and the handle settles when the process that runs it has cancelled it.
+    public func cancel(_ id: UUID) async throws -> Bool {
+        try await queue.cancel(id)
     }
 
     /// Commits what was gathered, and gives back the claims this process still holds: a claim whose attempt began

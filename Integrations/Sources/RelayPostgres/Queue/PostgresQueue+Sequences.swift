@@ -31,41 +31,61 @@ extension PostgresQueue {
     /// Counts one suspension of `name`, or of the whole DataPoint when `nil`: nothing more of it is claimed until
     /// every suspension is resumed, fleet-wide.
     ///
+    /// - Returns: The count before and after.
     /// - Throws: ``RelayError/Code/unknownSequence`` for a sequence never registered.
-    func suspend(_ name: CallSequence.Name?) async throws {
+    @discardableResult
+    func suspend(_ name: CallSequence.Name?) async throws -> (previous: Int, count: Int) {
         try await changeSuspensions(of: name, by: 1)
     }
 
     /// Resumes one suspension of `name`, or of the whole DataPoint when `nil`; resuming what is not suspended
     /// changes nothing.
     ///
+    /// - Returns: The count before and after.
     /// - Throws: ``RelayError/Code/unknownSequence`` for a sequence never registered.
-    func resume(_ name: CallSequence.Name?) async throws {
+    @discardableResult
+    func resume(_ name: CallSequence.Name?) async throws -> (previous: Int, count: Int) {
         try await changeSuspensions(of: name, by: -1)
     }
 
-    private func changeSuspensions(of name: CallSequence.Name?, by change: Int) async throws {
-        let changed = try await Self.mapping("changing suspensions") {
-            let found =
-                if let name {
-                    try await write(
-                        "changing suspensions",
-                        """
-                        UPDATE relay_sequences SET suspensions = GREATEST(suspensions + \(change), 0)
-                        WHERE name = \(name.rawValue) RETURNING pg_notify(\(Self.readyChannel), '')
-                        """)
-                } else {
-                    try await write(
-                        "changing suspensions",
-                        """
-                        UPDATE relay_counters SET suspensions = GREATEST(suspensions + \(change), 0)
-                        RETURNING pg_notify(\(Self.readyChannel), '')
-                        """)
-                }
-            return found.count
+    /// Moves a suspension count by `change`, never below zero, under its row's lock; a claim of the sequence, which
+    /// takes the same lock, sees the count before or after, never between.
+    ///
+    /// - Returns: The count before and after.
+    func changeSuspensions(of name: CallSequence.Name?, by change: Int) async throws -> (previous: Int, count: Int) {
+        let rows = try await Self.mapping("changing suspensions") {
+            if let name {
+                try await write(
+                    "changing suspensions",
+                    """
+                    WITH target AS (
+                        SELECT name, suspensions FROM relay_sequences WHERE name = \(name.rawValue) FOR UPDATE
+                    ), changed AS (
+                        UPDATE relay_sequences s SET suspensions = GREATEST(s.suspensions + \(change), 0)
+                        FROM target WHERE s.name = target.name
+                        RETURNING s.suspensions, pg_notify(\(Self.readyChannel), '')
+                    )
+                    SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
+                    """)
+            } else {
+                try await write(
+                    "changing suspensions",
+                    """
+                    WITH target AS (
+                        SELECT singleton, suspensions FROM relay_counters FOR UPDATE
+                    ), changed AS (
+                        UPDATE relay_counters c SET suspensions = GREATEST(c.suspensions + \(change), 0)
+                        FROM target WHERE c.singleton = target.singleton
+                        RETURNING c.suspensions, pg_notify(\(Self.readyChannel), '')
+                    )
+                    SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
+                    """)
+            }
         }
-        if changed == 0, let name {
-            throw RelayError(.unknownSequence, "sequence \(name) is not registered")
+        guard let row = rows.first else {
+            throw RelayError(.unknownSequence, "sequence \(name?.rawValue ?? "") is not registered")
         }
+        let (previous, count) = try row.decode((Int32, Int32).self)
+        return (Int(previous), Int(count))
     }
 }

@@ -47,7 +47,13 @@ struct PostgresQueue: Sendable {
         let snapshot: UInt64
         let attempt: Int
         let enqueuedAt: Date
+        /// Whether a process asked to cancel the operation while an earlier claim ran it: the claimer records it
+        /// cancelled instead of running it.
+        var cancelRequested = false
     }
+
+    /// Announces that a process asked to cancel a running operation; the payload is its id.
+    static let cancelChannel = "relay_cancel"
 
     /// What one commit did.
     struct Enqueued: Sendable, Hashable {
@@ -161,22 +167,25 @@ struct PostgresQueue: Sendable {
                         lease_until = now() + make_interval(secs => \(lease.seconds)),
                         started_at = coalesce(o.started_at, clock_timestamp())
                     FROM picked WHERE o.id = picked.id
-                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at
+                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at,
+                        o.cancel_requested
                 ), counted AS (
                     UPDATE relay_sequences s SET running = s.running + c.n
                     FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
                     WHERE s.name = c.sequence
                 )
-                SELECT snapshot, attempts, body, enqueued_at FROM claimed
+                SELECT snapshot, attempts, body, enqueued_at, cancel_requested FROM claimed
                 ORDER BY sequence, priority DESC, snapshot, ordinal
                 """)
             var claims: [Claim] = []
             for row in claimed {
-                let (snapshot, attempts, body, enqueuedAt) = try row.decode((Int64, Int32, ByteBuffer, Date).self)
+                let (snapshot, attempts, body, enqueuedAt, cancelRequested) = try row.decode(
+                    (Int64, Int32, ByteBuffer, Date, Bool).self)
                 claims.append(
                     Claim(
                         operation: try CallOperation(encoded: Data(body.readableBytesView)),
-                        snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt))
+                        snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt,
+                        cancelRequested: cancelRequested))
             }
             return claims
         }

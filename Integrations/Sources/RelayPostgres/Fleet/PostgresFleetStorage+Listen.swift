@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Relay
+
+extension PostgresFleetStorage {
+    /// Listens for ready and finished work and for cancellations, listening again after the connection is lost; after
+    /// each (re)start it looks up what it may have missed.
+    func listen(for link: SharedLink) async {
+        var pause = Duration.milliseconds(10)
+        while !Task.isCancelled {
+            do {
+                try await queue.client.withConnection { connection in
+                    try await connection.listen(on: PostgresQueue.readyChannel) { ready in
+                        try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
+                            try await connection.listen(on: PostgresQueue.cancelChannel) { cancels in
+                                pause = .milliseconds(10)
+                                try await self.heard(
+                                    ready: ready, finished: finished, cancels: cancels, on: connection, for: link)
+                            }
+                        }
+                    }
+                }
+            } catch {
+                guard !Task.isCancelled else { return }
+                logger.warning("listening failed; listening again", metadata: ["error": "\(error)"])
+            }
+            // A connection lost is listened on again at once; a database that refuses is tried again after a pause.
+            try? await clock.sleep(for: pause)
+            pause = min(pause * 2, options.pollInterval)
+        }
+    }
+
+    /// Acts on what the channels announce until the connection closes: first on what was missed while nobody
+    /// listened, then on each notification.
+    private func heard(
+        ready: PostgresNotificationSequence, finished: PostgresNotificationSequence,
+        cancels: PostgresNotificationSequence, on connection: PostgresConnection, for link: SharedLink
+    ) async throws {
+        wakeClaims()
+        try await settleAwaited(link.awaited, for: link)
+        await link.cancel(try await queue.cancellationsRequested(owner: owner))
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { for try await _ in ready { self.wakeClaims() } }
+            group.addTask {
+                for try await note in finished {
+                    let ended = note.payload.split(separator: ",").compactMap { UUID(uuidString: String($0)) }
+                    let awaited = Set(link.awaited)
+                    try await self.settleAwaited(ended.filter(awaited.contains), for: link)
+                }
+            }
+            group.addTask {
+                for try await note in cancels {
+                    guard let id = UUID(uuidString: note.payload), self.held.withLock({ $0[id] != nil }) else {
+                        continue
+                    }
+                    await link.cancel([id])
+                }
+            }
+            // postgres-nio may leave the notifications of a connection that closed waiting for ever.
+            group.addTask {
+                try await self.queue.guards.guarding(connection).waitUntilClosed()
+                throw RelayError(.storageFailure, "the connection listened on has closed")
+            }
+        }
+    }
+}
