@@ -106,7 +106,7 @@ struct PostgresFleetTests {
         let id: Int
     }
 
-    @Test("S17: what the fleet does not share yet (models, scheduled starts) is refused typed and enqueues nothing")
+    @Test("S17: what the fleet does not share yet (models) is refused typed and enqueues nothing")
     func notSharedYet() async throws {
         try await Self.withTwoProcesses { point, database in
             try point.register(Note.self, as: "notes")
@@ -117,19 +117,36 @@ struct PostgresFleetTests {
                 }
             }
             #expect(transaction?.code == .invalidArgument)
-            let scheduled = await #expect(throws: RelayError.self) {
-                try await point.enqueue(CallOperation(kind: Self.work, sequenceName: Self.left), after: .seconds(60))
+            #expect(try await Self.count("SELECT count(*) FROM relay_operations", in: database) == 0)
+        }
+    }
+
+    @Test("S28: a start time given at enqueue holds the operation in every process until then")
+    func scheduledStart() async throws {
+        try await Self.withTwoProcesses { point, database in
+            let start = Date().addingTimeInterval(1)
+            let later = CallOperation(kind: Self.work, sequenceName: Self.right)
+            let handle = try await point.enqueue(later, at: start)
+            #expect(try await point.execute(CallOperation(kind: Self.work, sequenceName: Self.right)) == Data("B".utf8))
+            #expect(try await handle.value == Data("B".utf8))
+            // Started by the database's clock no earlier than its time, which the database kept.
+            let early = try await Self.count(
+                """
+                SELECT count(*) FROM relay_operations
+                WHERE id = '\(later.id.uuidString)' AND (available_at IS NULL OR started_at < available_at)
+                """, in: database)
+            #expect(early == 0)
+        }
+    }
+
+    /// The number a query that counts answers in `database`.
+    static func count(_ sql: String, in database: String) async throws -> Int {
+        try await TestDatabase.withClient(database: database) { client in
+            var count = -1
+            for try await number in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int.self) {
+                count = number
             }
-            #expect(scheduled?.code == .invalidArgument)
-            let stored = try await TestDatabase.withClient(database: database) { client in
-                var count = -1
-                let rows = try await client.query("SELECT count(*) FROM relay_operations")
-                for try await number in rows.decode(Int.self) {
-                    count = number
-                }
-                return count
-            }
-            #expect(stored == 0)
+            return count
         }
     }
 

@@ -5,9 +5,9 @@ import Foundation
 extension PipelineCore {
     /// Commits operations through the shared store, and returns their records, which settle once the store reports
     /// their outcomes.
-    func enqueueShared(_ store: any SharedStorage, _ operations: [CallOperation]) async throws(RelayError)
-        -> [OperationRecord]
-    {
+    func enqueueShared(
+        _ store: any SharedStorage, _ operations: [CallOperation], startTimes: [UUID: Int64]
+    ) async throws(RelayError) -> [OperationRecord] {
         switch read({ $0.lifecycle }) {
         case .stopping, .stopped: throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
         case .idle, .running: break
@@ -17,7 +17,7 @@ extension PipelineCore {
         remote.expect(ids)
         let commit: SharedCommit
         do {
-            commit = try await store.commit(operations)
+            commit = try await store.commit(operations, startTimes: startTimes.mapValues(clock.date))
         } catch {
             remote.forget(ids)
             throw error as? RelayError

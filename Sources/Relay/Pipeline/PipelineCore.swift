@@ -253,12 +253,11 @@ final class PipelineCore: Sendable {
         var operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
         if observing { operations = carrying(operations) }
         if let shared {
-            guard changes.isEmpty, erasures.isEmpty, startTimes.isEmpty else {
+            guard changes.isEmpty, erasures.isEmpty else {
                 throw RelayError(
-                    .invalidArgument,
-                    "a DataPoint on a shared store does not yet commit models or scheduled starts with operations")
+                    .invalidArgument, "a DataPoint on a shared store does not yet commit models with operations")
             }
-            let records = try await enqueueShared(shared, operations)
+            let records = try await enqueueShared(shared, operations, startTimes: startTimes)
             if observing { for observer in configuration.observers { observer.enqueued(operations) } }
             return records
         }

@@ -16,12 +16,15 @@ public protocol SharedStorage: Storage {
     ///
     /// Nothing is visible to any process before the commit is durable, and a commit that throws leaves nothing.
     ///
-    /// - Parameter operations: The commit's operations, in call order, without snapshots.
+    /// - Parameters:
+    ///   - operations: The commit's operations, in call order, without snapshots.
+    ///   - startTimes: When some of them may start, as ``DataPoint/enqueue(_:at:)-([CallOperation],_)`` asks; an
+    ///     operation stored already keeps its own schedule.
     /// - Returns: The commit's snapshot number, and the outcomes of its operations that have one already.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownDependency``, ``RelayError/Code/dependencyCycle``,
     ///   ``RelayError/Code/conflictingOperation``, ``RelayError/Code/unknownSequence`` or
     ///   ``RelayError/Code/storageFailure``.
-    func commit(_ operations: [CallOperation]) async throws -> SharedCommit
+    func commit(_ operations: [CallOperation], startTimes: [UUID: Date]) async throws -> SharedCommit
 
     /// Runs the store's side of the fleet for a running DataPoint until the task is cancelled: claims operations
     /// and hands them to `link` to run, keeps their claims alive, and reports the outcomes of operations awaited here.

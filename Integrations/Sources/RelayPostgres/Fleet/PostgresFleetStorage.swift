@@ -28,14 +28,18 @@ import Synchronization
 /// A suspension, of a sequence or of the DataPoint, made in any process holds fleet-wide until it is resumed from any:
 /// no process claims from it meanwhile, though one may still start what it claimed before, at most ``Options/claimLimit``.
 ///
-/// Built so far: enqueues, claims, leases, outcomes, retries within a claim, suspensions, cancellation, and handles
-/// awaited from the process that enqueued. Models, holds and events of other processes are yet to be shared.
+/// Built so far: enqueues, scheduled starts, claims, leases, outcomes, retries within a claim, suspensions,
+/// cancellation, and handles awaited from the process that enqueued. Models, holds and events of other processes are
+/// yet to be shared.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
         /// How long a claim lasts unless renewed, which it is at a third of it; 30 seconds by default.
         public var lease: Duration = .seconds(30)
         /// How often the store looks for work and outcomes it was not told of; 1 second by default.
+        ///
+        /// An operation enqueued with a start time is found this way once its time has come: it starts within this
+        /// interval of its time, by the database's clock.
         public var pollInterval: Duration = .seconds(1)
         /// Whether the store hears of new and finished work through `LISTEN`; `true` by default.
         ///
@@ -102,8 +106,8 @@ public final class PostgresFleetStorage: SharedStorage {
     ///
     /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline, or the
     ///   typed error of a commit it refuses.
-    public func commit(_ operations: [CallOperation]) async throws -> SharedCommit {
-        let enqueued = try await queue.enqueue(operations)
+    public func commit(_ operations: [CallOperation], startTimes: [UUID: Date]) async throws -> SharedCommit {
+        let enqueued = try await queue.enqueue(operations, startTimes: startTimes)
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
     }
 

@@ -4,9 +4,9 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Enqueues one commit in a transaction of its own; see ``enqueue(_:on:)``.
-    func enqueue(_ operations: [CallOperation]) async throws -> Enqueued {
-        try await transaction("enqueueing a commit") { try await enqueue(operations, on: $0) }
+    /// Enqueues one commit in a transaction of its own; see ``enqueue(_:startTimes:on:)``.
+    func enqueue(_ operations: [CallOperation], startTimes: [UUID: Date] = [:]) async throws -> Enqueued {
+        try await transaction("enqueueing a commit") { try await enqueue(operations, startTimes: startTimes, on: $0) }
     }
 
     /// Enqueues one commit on `connection`, inside the transaction open on it.
@@ -19,12 +19,17 @@ extension PostgresQueue {
     /// are locked for share, so that one finishing at the same moment waits for this commit and then releases the
     /// dependents it adds (no lost fan-in).
     ///
+    /// An operation named in `startTimes` is claimed by no process before its time, on the database's clock; one
+    /// stored already keeps its own schedule.
+    ///
     /// - Throws: ``RelayError/Code/unknownDependency`` for a dependency neither stored nor in the commit,
     ///   ``RelayError/Code/conflictingOperation`` for a known id with other content,
     ///   ``RelayError/Code/dependencyCycle`` for dependencies that close a cycle, ``RelayError/Code/unknownSequence``
     ///   for a sequence never registered, or ``RelayError/Code/invalidArgument`` for an empty commit; the
     ///   transaction is then to be rolled back.
-    func enqueue(_ operations: [CallOperation], on connection: PostgresConnection) async throws -> Enqueued {
+    func enqueue(
+        _ operations: [CallOperation], startTimes: [UUID: Date] = [:], on connection: PostgresConnection
+    ) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
         var snapshot: Int64 = 0
         for number in try await rows(
@@ -89,6 +94,15 @@ extension PostgresQueue {
                 \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[]
             ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result)
             """, on: connection)
+        let starts = rows.compactMap { row in startTimes[row.id].map { (row.id, $0) } }
+        if !starts.isEmpty {
+            _ = try await self.rows(
+                """
+                UPDATE relay_operations o SET available_at = s.at
+                FROM unnest(\(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[]) AS s (id, at)
+                WHERE o.id = s.id
+                """, on: connection)
+        }
         let links = rows.flatMap { row in row.dependencies.map { ($0, row.id) } }
         if !links.isEmpty {
             _ = try await self.rows(
