@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
+        // P13 and P14 measure the fleet's store beside a queue written directly over postgres-nio.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         .target(
@@ -50,6 +52,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
+        benchmark(
+            "Fleet",
+            alsoUsing: [
+                .product(name: "RelayTesting", package: "Relay"),
+                .product(name: "RelayPostgres", package: "RelayIntegrations"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6]

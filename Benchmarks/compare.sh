@@ -12,7 +12,14 @@ loaded=$(mktemp -d)
 loaders=()
 stop_loaders() { [ ${#loaders[@]} -eq 0 ] || kill "${loaders[@]}" 2>/dev/null || true; }
 trap 'stop_loaders; rm -rf "$results" "$one_core" "$loaded"' EXIT
-swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP|Document|Server)$' \
+# The fleet's benchmarks (P13 to P15) run on the PostgreSQL server that RELAY_POSTGRES_URL names; without it, their
+# lines print NOT-RUN. P15 kills the Integrations package's worker process, built here.
+if [ -n "${RELAY_POSTGRES_URL:-}" ]; then
+    swift build --package-path ../Integrations -c release --product RelayPostgresWorker >&2
+    RELAY_FLEET_WORKER="$(swift build --package-path ../Integrations -c release --show-bin-path)/RelayPostgresWorker"
+    export RELAY_FLEET_WORKER
+fi
+swift package --allow-writing-to-directory "$results" benchmark --target '^(Engine|HTTP|Document|Server|Fleet)$' \
     --format histogramPercentiles --path "$results" --no-progress "$@" >&2
 # Context for P1's ratio: its Relay and task group workloads again with the whole process on one core, where no wake
 # crosses cores. Only on a full run, and where taskset exists.
@@ -218,6 +225,26 @@ p10_beyond=$(awk -v b="$p10_bytes" -v e="$p10_encoded" 'BEGIN { if (b == "missin
 goal P10 "${p10_seconds}s" flat-file "${p10_flat}s" "$(ratio "$p10_seconds" 2)" "reopen<=2s" "r <= 1"
 goal P10 "${p10_beyond}B/model-beyond-${p10_encoded}B" limit "64B" "$(ratio "$p10_beyond" 64)" "memory<=64B/model" "r <= 1"
 echo "info P10 GRDB opening and reading the same rows into a Dictionary: ${p10_grdb}s, ${p10_grdb_bytes}B/model kept"
+
+# P13: durable no-op operations through the fleet's store, one process, bunch 64, enqueue to completion, paired in each
+# iteration with a queue over postgres-nio that claims one row and completes it in one transaction each (8 workers).
+read -r p13 p13_sql p13_ratio <<<"$(paired \
+    "P13 Relay fleet bunch 64 against a one-row-per-transaction SQL queue n=5000" \
+    relayOperationsPerSecond sqlQueueOperationsPerSecond relayPerMilleOfSQLQueue)"
+goal P13 "$p13/s" SQLQueue8 "$p13_sql/s" "$p13_ratio" "ratio>=5,relay>=20000/s" "r >= 5 && v + 0 >= 20000"
+# P14: from an enqueue in one process to its handle's result, the operation run by another, through LISTEN; beside it,
+# the same with polling alone every 10 ms. The median of the iterations' p99s, in milliseconds.
+p14_name="P14 Relay fleet enqueue to result across processes"
+p14=$(median "$p14_name LISTEN n=200" p99EnqueueToResultMicroseconds)
+p14_poll=$(median "$p14_name polling 10 ms n=200" p99EnqueueToResultMicroseconds)
+[ "$p14" = "missing" ] || p14=$(awk -v v="$p14" 'BEGIN { printf "%.1f\n", v / 1000 }')
+[ "$p14_poll" = "missing" ] || p14_poll=$(awk -v v="$p14_poll" 'BEGIN { printf "%.1f\n", v / 1000 }')
+goal P14 "${p14}ms(p50=$(median "$p14_name LISTEN n=200" p50EnqueueToResultMicroseconds)us)" polling-10ms \
+    "${p14_poll}ms" "$(ratio "$p14" 10)" "p99<=10ms" "r <= 1"
+# P15: from the SIGKILL of a process holding 1,000 claimed operations under leases of 5 seconds until two other
+# processes have run them all: within the lease and 5 seconds.
+p15=$(median "P15 Relay fleet SIGKILL of a process holding 1000 claims lease 5 s" killToAllFinishedMilliseconds)
+goal P15 "${p15}ms" lease+5s "10000ms" "$(ratio "$p15" 10000)" "recovery<=lease+5s" "r <= 1"
 
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \

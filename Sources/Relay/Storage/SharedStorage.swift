@@ -2,7 +2,7 @@ import Foundation
 
 /// A store that several processes open at once, each running a DataPoint on it: a fleet.
 ///
-/// A DataPoint on a shared store commits what it enqueues through ``commit(_:)``, which numbers the commit
+/// A DataPoint on a shared store commits what it enqueues through ``commit(_:startTimes:)``, which numbers the commit
 /// fleet-wide and makes it visible to every process; it runs only the operations the store claims for it, which the
 /// store hands in through the ``SharedLink`` that ``run(_:)`` gets; and its handles settle when the store reports
 /// their outcomes, from whichever process ran them. What it runs reaches the store as records through
