@@ -39,7 +39,7 @@ extension PostgresFleetStorage {
     ) async throws {
         wakeClaims()
         try await settleAwaited(link.awaited, for: link)
-        await link.cancel(try await queue.cancellationsRequested(owner: owner))
+        try await cancelRequested(for: link)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { for try await _ in ready { self.wakeClaims() } }
             group.addTask {

@@ -20,8 +20,7 @@ extension PostgresFleetStorage {
                 await self.every(self.options.lease / 3) {
                     try await self.renew()
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
-                    // Cancellations asked for while a notification was missed.
-                    await link.cancel(try await self.queue.cancellationsRequested(owner: self.owner))
+                    try await self.cancelRequested(for: link)
                 }
             }
             group.addTask {
@@ -76,6 +75,12 @@ extension PostgresFleetStorage {
                 }
             }
         }
+    }
+
+    /// Cancels what this process runs and another asked to cancel: a backstop for a notification missed.
+    func cancelRequested(for link: SharedLink) async throws {
+        guard held.withLock({ !$0.isEmpty }) else { return }
+        await link.cancel(try await queue.cancellationsRequested(owner: owner))
     }
 
     /// Settles the handles of those of `ids` that ended.
