@@ -215,58 +215,7 @@ public enum PostgresSchema {
                     PRIMARY KEY (dependency, dependent)
                 )
                 """,
-                // Successful outcomes in one call: each statement of a function takes a snapshot of its own, so that
-                // the release sees the dependents of commits that the first update waited for (see PostgresQueue).
-                """
-                CREATE FUNCTION relay_complete(
-                    outcome_ids uuid[], outcome_owners uuid[], outcome_attempts integer[], outcome_states smallint[],
-                    outcome_results bytea[]
-                ) RETURNS SETOF uuid LANGUAGE plpgsql AS $$
-                DECLARE
-                    done uuid[];
-                    sequences text[];
-                    ready boolean;
-                BEGIN
-                    WITH ended AS (
-                        UPDATE relay_operations o
-                        SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
-                        FROM unnest(outcome_ids, outcome_owners, outcome_attempts, outcome_states, outcome_results)
-                            AS i (id, owner, attempt, state, result)
-                        WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
-                        RETURNING o.id, o.sequence
-                    )
-                    SELECT array_agg(ended.id), array_agg(ended.sequence) INTO done, sequences FROM ended;
-                    IF done IS NULL THEN
-                        RETURN;
-                    END IF;
-                    WITH links AS (
-                        SELECT dependent, count(*)::integer AS n FROM relay_dependencies
-                        WHERE dependency = ANY(done) GROUP BY dependent
-                    ), locked AS (
-                        SELECT o.id, links.n FROM relay_operations o JOIN links ON o.id = links.dependent
-                        WHERE o.state = 0 ORDER BY o.id FOR UPDATE OF o
-                    ), released AS (
-                        UPDATE relay_operations o
-                        SET blockers = o.blockers - locked.n, state = CASE WHEN o.blockers = locked.n THEN 1 ELSE 0 END
-                        FROM locked WHERE o.id = locked.id
-                        RETURNING o.state
-                    )
-                    SELECT coalesce(bool_or(released.state = 1), false) INTO ready FROM released;
-                    IF ready THEN
-                        PERFORM pg_notify('relay_ready', '');
-                    END IF;
-                    PERFORM pg_notify('relay_finished', chunk.ids)
-                    FROM (
-                        SELECT string_agg(upper(id::text), ',') AS ids
-                        FROM unnest(done) WITH ORDINALITY AS ended (id, n) GROUP BY (n - 1) / 200
-                    ) AS chunk;
-                    UPDATE relay_sequences s SET running = s.running - c.n
-                    FROM (SELECT name, count(*)::integer AS n FROM unnest(sequences) AS name GROUP BY name) AS c
-                    WHERE s.name = c.name;
-                    RETURN QUERY SELECT unnest(done);
-                END
-                $$
-                """,
+                completeFunction,
             ]),
         Migration(
             summary: "cancellation requested of an operation that another process runs",
@@ -275,5 +224,8 @@ public enum PostgresSchema {
                 // claim of it later records it cancelled instead of running it.
                 "ALTER TABLE relay_operations ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false"
             ]),
+        Migration(
+            summary: "outcomes free their sequences' slots in name order, as every other transaction does",
+            statements: [completeFunction]),
     ]
 }

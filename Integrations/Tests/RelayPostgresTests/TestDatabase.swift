@@ -17,6 +17,9 @@ struct TestDatabase {
 
     static let logger = Logger(label: "RelayPostgresTests")
 
+    /// The connections each client of a test may open.
+    static let maximumConnections = 6
+
     /// A client's configuration for `database` on the server.
     static func configuration(database: String) throws -> PostgresClient.Configuration {
         let url = try #require(url, "set RELAY_POSTGRES_URL to a PostgreSQL server, postgres://USER@HOST:PORT/DATABASE")
@@ -24,6 +27,9 @@ struct TestDatabase {
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
             password: url.password, database: database, tls: .disable)
         configuration.options.connectTimeout = .seconds(5)
+        // Tests run side by side, several processes' pools each: a small pool each keeps them all within the
+        // server's connection limit, as a fleet's replicas must be.
+        configuration.options.maximumConnections = TestDatabase.maximumConnections
         return configuration
     }
 

@@ -39,8 +39,11 @@ func withFleetPoint(
     executors: [CallKind: any CallExecutor] = [:], _ body: @Sendable (DataPoint) async throws -> Void
 ) async throws {
     guard arguments.count == 7, let lease = Int(arguments[6]) else { exit(2) }
-    let client = PostgresClient(
-        configuration: .init(host: host, port: port, username: user, password: nil, database: database, tls: .disable))
+    var configuration = PostgresClient.Configuration(
+        host: host, port: port, username: user, password: nil, database: database, tls: .disable)
+    // Several workers and the tests beside them share the server's connection limit.
+    configuration.options.maximumConnections = 6
+    let client = PostgresClient(configuration: configuration)
     var options = PostgresFleetStorage.Options()
     options.lease = .seconds(lease)
     options.pollInterval = .milliseconds(100)

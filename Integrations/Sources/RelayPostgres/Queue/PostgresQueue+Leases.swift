@@ -72,7 +72,8 @@ extension PostgresQueue {
             """, counted: counted)
     }
 
-    /// Returns the running operations that `selection` names to pending, frees their slots and announces them.
+    /// Returns the running operations that `selection` names to pending, frees their slots (their sequences' rows
+    /// taken in name order, as ``free(_:on:)`` explains) and announces them.
     private func returning(_ what: String, _ selection: PostgresQuery, counted: Bool) async throws -> [UUID] {
         let uncount = counted ? 0 : 1
         var query = PostgresQuery(unsafeSQL: "WITH chosen AS (\(selection.sql)), ")
@@ -83,10 +84,14 @@ extension PostgresQueue {
                 SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)
                 FROM chosen WHERE o.id = chosen.id
                 RETURNING o.id, o.sequence
+            ), locked AS (
+                SELECT s.name FROM relay_sequences s WHERE s.name IN (SELECT sequence FROM back)
+                ORDER BY s.name FOR UPDATE
             ), freed AS (
                 UPDATE relay_sequences s SET running = s.running - c.n
-                FROM (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c
-                WHERE s.name = c.sequence
+                FROM locked JOIN (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c
+                    ON locked.name = c.sequence
+                WHERE s.name = locked.name
             ), announced AS (
                 SELECT pg_notify('\(Self.readyChannel)', '') FROM (SELECT 1 FROM back LIMIT 1) AS one
             )

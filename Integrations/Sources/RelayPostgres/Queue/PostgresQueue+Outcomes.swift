@@ -76,15 +76,20 @@ extension PostgresQueue {
     /// Frees the slots of operations that stopped running, by sequence.
     ///
     /// The last statement of its transaction: a claim skips a sequence whose row another transaction holds, so the
-    /// row is held for as short a time as the commit allows.
+    /// row is held for as short a time as the commit allows. The rows are taken in name order, as every transaction
+    /// that takes several takes them, so that two such transactions wait for each other instead of deadlocking.
     func free(_ slots: [String: Int], on connection: PostgresConnection) async throws {
         guard !slots.isEmpty else { return }
         let names = slots.keys.sorted()
         _ = try await rows(
             """
+            WITH locked AS (
+                SELECT name FROM relay_sequences WHERE name = ANY(\(names)::text[]) ORDER BY name FOR UPDATE
+            )
             UPDATE relay_sequences s SET running = s.running - c.n
-            FROM unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
-            WHERE s.name = c.name
+            FROM locked JOIN unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
+                USING (name)
+            WHERE s.name = locked.name
             """, on: connection)
     }
 
