@@ -2,9 +2,8 @@ extension PostgresSchema {
     /// `relay_complete`: successful outcomes in one call.
     ///
     /// Each statement of a function takes a snapshot of its own, so that the release sees the dependents of commits
-    /// that the first update waited for (see ``PostgresQueue``). The sequences' rows are taken last, and in name
-    /// order, as every transaction that takes several takes them: two outcomes of the same sequences, recorded at
-    /// once by two processes, then wait for each other instead of deadlocking.
+    /// that the first update waited for (see ``PostgresQueue``). It takes its rows in the fleet's lock order (see
+    /// ``PostgresQueue``): the sequences' first, by name, then the operations', by id.
     static let completeFunction = """
         CREATE OR REPLACE FUNCTION relay_complete(
             outcome_ids uuid[], outcome_owners uuid[], outcome_attempts integer[], outcome_states smallint[],
@@ -15,6 +14,10 @@ extension PostgresSchema {
             sequences text[];
             ready boolean;
         BEGIN
+            PERFORM 1 FROM relay_sequences
+            WHERE name IN (SELECT sequence FROM relay_operations WHERE id = ANY(outcome_ids))
+            ORDER BY name FOR UPDATE;
+            PERFORM 1 FROM relay_operations WHERE id = ANY(outcome_ids) ORDER BY id FOR UPDATE;
             WITH ended AS (
                 UPDATE relay_operations o
                 SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
@@ -48,11 +51,51 @@ extension PostgresSchema {
                 SELECT string_agg(upper(id::text), ',') AS ids
                 FROM unnest(done) WITH ORDINALITY AS ended (id, n) GROUP BY (n - 1) / 200
             ) AS chunk;
-            PERFORM 1 FROM relay_sequences WHERE name = ANY(sequences) ORDER BY name FOR UPDATE;
             UPDATE relay_sequences s SET running = s.running - c.n
             FROM (SELECT name, count(*)::integer AS n FROM unnest(sequences) AS name GROUP BY name) AS c
             WHERE s.name = c.name;
             RETURN QUERY SELECT unnest(done);
+        END
+        $$
+        """
+
+    /// `relay_enqueue`: a commit that names no stored operation, in one call.
+    ///
+    /// It takes the commit's snapshot number under the counters' lock, as every enqueue does first; then, if none of
+    /// the commit's ids is stored and all its sequences are registered, it adds the rows, their dependencies and
+    /// start times, and announces the ready ones. Otherwise it writes nothing more and says so (`commit_written` is
+    /// false): the caller goes on in the same transaction, with the same number, the way that reads what is stored.
+    static let enqueueFunction = """
+        CREATE OR REPLACE FUNCTION relay_enqueue(
+            operation_ids uuid[], operation_sequences text[], operation_ordinals integer[],
+            operation_priorities bigint[], operation_states smallint[], operation_blockers integer[],
+            operation_run_anyway boolean[], operation_bodies bytea[], link_dependencies uuid[],
+            link_dependents uuid[], start_ids uuid[], start_times timestamptz[],
+            OUT commit_snapshot bigint, OUT commit_written boolean
+        ) LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE relay_counters c SET snapshot = c.snapshot + 1 RETURNING c.snapshot INTO commit_snapshot;
+            commit_written := NOT EXISTS (SELECT 1 FROM relay_operations o WHERE o.id = ANY(operation_ids))
+                AND NOT EXISTS (
+                    SELECT 1 FROM unnest(operation_sequences) AS named (name)
+                    WHERE NOT EXISTS (SELECT 1 FROM relay_sequences s WHERE s.name = named.name));
+            IF NOT commit_written THEN
+                RETURN;
+            END IF;
+            INSERT INTO relay_operations
+                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, available_at)
+            SELECT r.id, r.sequence, commit_snapshot, r.ordinal, r.priority, r.state, r.blockers, r.run_anyway,
+                r.body, starts.at
+            FROM unnest(
+                operation_ids, operation_sequences, operation_ordinals, operation_priorities, operation_states,
+                operation_blockers, operation_run_anyway, operation_bodies
+            ) AS r (id, sequence, ordinal, priority, state, blockers, run_anyway, body)
+            LEFT JOIN unnest(start_ids, start_times) AS starts (id, at) ON starts.id = r.id;
+            INSERT INTO relay_dependencies (dependency, dependent)
+            SELECT * FROM unnest(link_dependencies, link_dependents);
+            IF 1 = ANY(operation_states) THEN
+                PERFORM pg_notify('relay_ready', '');
+            END IF;
         END
         $$
         """

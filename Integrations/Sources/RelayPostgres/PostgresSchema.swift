@@ -225,7 +225,7 @@ public enum PostgresSchema {
                 "ALTER TABLE relay_operations ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false"
             ]),
         Migration(
-            summary: "outcomes free their sequences' slots in name order, as every other transaction does",
-            statements: [completeFunction]),
+            summary: "outcomes free their sequences' slots in name order; a commit of new operations in one call",
+            statements: [completeFunction, enqueueFunction]),
     ]
 }

@@ -31,11 +31,15 @@ extension PostgresQueue {
         _ operations: [CallOperation], startTimes: [UUID: Date] = [:], on connection: PostgresConnection
     ) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
-        var snapshot: Int64 = 0
-        for number in try await rows(
-            "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", on: connection
-        ).map({ try $0.decode(Int64.self) }) {
-            snapshot = number
+        let snapshot: Int64
+        switch try await enqueueNew(operations, startTimes: startTimes, on: connection) {
+        case .written(let enqueued): return enqueued
+        case .numbered(let number): snapshot = number
+        case .notTried:
+            snapshot =
+                try await rows(
+                    "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", on: connection
+                ).first?.decode(Int64.self) ?? 0
         }
         let ids = operations.map(\.id)
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
@@ -119,6 +123,49 @@ extension PostgresQueue {
             outcomes[row.id] = try CallResult(encoded: Data(row.result.readableBytesView))
         }
         return Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id), outcomes: outcomes)
+    }
+
+    /// What ``enqueueNew(_:startTimes:on:)`` did.
+    private enum NewCommit {
+        /// The commit names stored operations, or is refused: it is for the way that reads what is stored.
+        case notTried
+        /// The commit took this snapshot number, and found a stored id or an unregistered sequence: the way that
+        /// reads what is stored goes on with the number.
+        case numbered(Int64)
+        /// The commit is written.
+        case written(Enqueued)
+    }
+
+    /// Writes a commit whose dependencies are all its own in one call, when none of its operations is stored: the
+    /// common case, in one round trip instead of five.
+    private func enqueueNew(
+        _ operations: [CallOperation], startTimes: [UUID: Date], on connection: PostgresConnection
+    ) async throws -> NewCommit {
+        let ids = Set(operations.map(\.id))
+        guard ids.count == operations.count, operations.allSatisfy({ $0.dependencies.isSubset(of: ids) }) else {
+            return .notTried
+        }
+        var plan = PostgresCommitPlan(operations.enumerated().map { ($0.offset, $0.element) }, stored: [:])
+        guard plan.cycle == nil else { return .notTried }
+        plan.settle()
+        let rows = plan.rows
+        let links = rows.flatMap { row in row.dependencies.map { ($0, row.id) } }
+        let starts = rows.compactMap { row in startTimes[row.id].map { (row.id, $0) } }
+        guard
+            let numbered = try await self.rows(
+                """
+                SELECT commit_snapshot, commit_written FROM relay_enqueue(
+                    \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
+                    \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
+                    \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[],
+                    \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
+                    \(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[])
+                """, on: connection
+            ).first?.decode((Int64, Bool).self)
+        else { throw RelayError(.storageFailure, "the database gave no snapshot number for a commit") }
+        let (snapshot, written) = numbered
+        guard written else { return .numbered(snapshot) }
+        return .written(Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id)))
     }
 
     /// Sends the notifications of a change inside the transaction that makes it, so that listeners hear of it once

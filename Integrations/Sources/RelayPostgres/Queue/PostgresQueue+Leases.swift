@@ -16,9 +16,13 @@ extension PostgresQueue {
             for id in try await write(
                 "renewing leases",
                 """
-                UPDATE relay_operations SET lease_until = now() + make_interval(secs => \(lease.seconds))
-                WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner)
-                RETURNING id
+                WITH locked AS (
+                    SELECT id FROM relay_operations WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner)
+                    ORDER BY id FOR UPDATE
+                )
+                UPDATE relay_operations o SET lease_until = now() + make_interval(secs => \(lease.seconds))
+                FROM locked WHERE o.id = locked.id
+                RETURNING o.id
                 """
             ).map({ try $0.decode(UUID.self) }) {
                 held.insert(id)
@@ -55,9 +59,7 @@ extension PostgresQueue {
     func reclaimExpired() async throws -> [UUID] {
         try await returning(
             "reclaiming expired leases",
-            """
-            SELECT id FROM relay_operations WHERE state = 2 AND lease_until < now() FOR UPDATE SKIP LOCKED
-            """, counted: true)
+            "state = 2 AND lease_until < now()", skippingLocked: true, counted: true)
     }
 
     /// Gives back operations `owner` holds, at once: when `counted`, the attempt stays counted (it may have sent its
@@ -67,42 +69,45 @@ extension PostgresQueue {
     func giveBack(_ ids: [UUID], owner: UUID, counted: Bool) async throws -> [UUID] {
         try await returning(
             "giving leases back",
-            """
-            SELECT id FROM relay_operations WHERE id = ANY(\(ids)) AND state = 2 AND owner = \(owner) FOR UPDATE
-            """, counted: counted)
+            "id = ANY(\(ids)) AND state = 2 AND owner = \(owner)", skippingLocked: false, counted: counted)
     }
 
-    /// Returns the running operations that `selection` names to pending, frees their slots (their sequences' rows
-    /// taken in name order, as ``free(_:on:)`` explains) and announces them.
-    private func returning(_ what: String, _ selection: PostgresQuery, counted: Bool) async throws -> [UUID] {
+    /// Returns the running operations that `predicate` selects to pending, frees their slots and announces them, in
+    /// the fleet's lock order: their sequences' rows first, in a statement of their own, then theirs.
+    private func returning(
+        _ what: String, _ predicate: PostgresQuery, skippingLocked: Bool, counted: Bool
+    ) async throws -> [UUID] {
         let uncount = counted ? 0 : 1
-        var query = PostgresQuery(unsafeSQL: "WITH chosen AS (\(selection.sql)), ")
-        query.binds = selection.binds
-        query.sql += """
-            back AS (
-                UPDATE relay_operations o
-                SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)
-                FROM chosen WHERE o.id = chosen.id
-                RETURNING o.id, o.sequence
-            ), locked AS (
-                SELECT s.name FROM relay_sequences s WHERE s.name IN (SELECT sequence FROM back)
-                ORDER BY s.name FOR UPDATE
-            ), freed AS (
-                UPDATE relay_sequences s SET running = s.running - c.n
-                FROM locked JOIN (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c
-                    ON locked.name = c.sequence
-                WHERE s.name = locked.name
-            ), announced AS (
-                SELECT pg_notify('\(Self.readyChannel)', '') FROM (SELECT 1 FROM back LIMIT 1) AS one
-            )
-            SELECT id FROM back, (SELECT count(*) FROM announced) AS sent
-            """
-        return try await Self.mapping(what) {
-            var returned: [UUID] = []
-            for id in try await write(what, query).map({ try $0.decode(UUID.self) }) {
-                returned.append(id)
-            }
-            return returned
+        var sequences = PostgresQuery(
+            unsafeSQL: """
+                SELECT 1 FROM relay_sequences
+                WHERE name IN (SELECT sequence FROM relay_operations WHERE \(predicate.sql))
+                ORDER BY name FOR UPDATE
+                """)
+        sequences.binds = predicate.binds
+        var query = PostgresQuery(
+            unsafeSQL: """
+                WITH chosen AS (
+                    SELECT id FROM relay_operations WHERE \(predicate.sql)
+                    ORDER BY id FOR UPDATE\(skippingLocked ? " SKIP LOCKED" : "")
+                ), back AS (
+                    UPDATE relay_operations o
+                    SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)
+                    FROM chosen WHERE o.id = chosen.id
+                    RETURNING o.id, o.sequence
+                ), freed AS (
+                    UPDATE relay_sequences s SET running = s.running - c.n
+                    FROM (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c
+                    WHERE s.name = c.sequence
+                ), announced AS (
+                    SELECT pg_notify('\(Self.readyChannel)', '') FROM (SELECT 1 FROM back LIMIT 1) AS one
+                )
+                SELECT id FROM back, (SELECT count(*) FROM announced) AS sent
+                """)
+        query.binds = predicate.binds
+        return try await transaction(what) { [sequences, query] connection in
+            _ = try await rows(sequences, on: connection)
+            return try await rows(query, on: connection).map { try $0.decode(UUID.self) }
         }
     }
 }

@@ -47,18 +47,26 @@ extension PostgresQueue {
             }
         }
         return try await transaction("recording outcomes") { connection in
-            // The rows' locks are taken first: a commit naming one as a dependency has it locked for share, so that
-            // this waits for that commit, and the statements below see its dependents.
+            // The rows' locks are taken first, in the fleet's lock order: a commit naming one as a dependency has it
+            // locked for share, so that this waits for that commit, and the statements below see its dependents.
+            let ids = outcomes.map(\.id)
+            _ = try await rows(
+                """
+                SELECT 1 FROM relay_sequences
+                WHERE name IN (SELECT sequence FROM relay_operations WHERE id = ANY(\(ids)))
+                ORDER BY name FOR UPDATE
+                """, on: connection)
             var ended: [PostgresOperationState: [UUID]] = [:]
             var freed: [String: Int] = [:]
             for (id, state, sequence) in try await rows(
                 """
+                WITH locked AS (SELECT id FROM relay_operations WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE)
                 UPDATE relay_operations o
                 SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
-                FROM unnest(
-                    \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
+                FROM locked JOIN unnest(
+                    \(ids)::uuid[], \(outcomes.map(\.owner))::uuid[],
                     \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[]
-                ) AS i (id, owner, attempt, state, result)
+                ) AS i (id, owner, attempt, state, result) ON locked.id = i.id
                 WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
                 RETURNING o.id, o.state, o.sequence
                 """, on: connection
@@ -75,21 +83,15 @@ extension PostgresQueue {
 
     /// Frees the slots of operations that stopped running, by sequence.
     ///
-    /// The last statement of its transaction: a claim skips a sequence whose row another transaction holds, so the
-    /// row is held for as short a time as the commit allows. The rows are taken in name order, as every transaction
-    /// that takes several takes them, so that two such transactions wait for each other instead of deadlocking.
+    /// The sequences' rows are the transaction's already: it took them first, in the fleet's lock order.
     func free(_ slots: [String: Int], on connection: PostgresConnection) async throws {
         guard !slots.isEmpty else { return }
         let names = slots.keys.sorted()
         _ = try await rows(
             """
-            WITH locked AS (
-                SELECT name FROM relay_sequences WHERE name = ANY(\(names)::text[]) ORDER BY name FOR UPDATE
-            )
             UPDATE relay_sequences s SET running = s.running - c.n
-            FROM locked JOIN unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
-                USING (name)
-            WHERE s.name = locked.name
+            FROM unnest(\(names)::text[], \(names.map { slots[$0]! })::integer[]) AS c (name, n)
+            WHERE s.name = c.name
             """, on: connection)
     }
 
@@ -164,10 +166,15 @@ extension PostgresQueue {
     ///
     /// - Returns: Whether the retry was recorded; `false` when the lease was lost.
     func retry(_ id: UUID, owner: UUID, attempt: Int, at date: Date?) async throws -> Bool {
-        try await Self.mapping("scheduling a retry") {
+        try await transaction("scheduling a retry") { connection in
+            // The fleet's lock order: the sequence's row first, then the operation's.
+            _ = try await rows(
+                """
+                SELECT 1 FROM relay_sequences
+                WHERE name = (SELECT sequence FROM relay_operations WHERE id = \(id)) FOR UPDATE
+                """, on: connection)
             var recorded = false
-            for _ in try await write(
-                "scheduling a retry",
+            for _ in try await rows(
                 """
                 WITH back AS (
                     UPDATE relay_operations SET state = 1, owner = NULL, lease_until = NULL, available_at = \(date)
@@ -177,7 +184,7 @@ extension PostgresQueue {
                     UPDATE relay_sequences s SET running = s.running - 1 FROM back WHERE s.name = back.sequence
                 )
                 SELECT pg_notify(\(Self.readyChannel), '') FROM back
-                """)
+                """, on: connection)
             {
                 recorded = true
             }

@@ -13,6 +13,11 @@ import Relay
 /// claiming from (`FOR UPDATE SKIP LOCKED`) rather than waiting for it. Times come from the database's clock, the one
 /// clock every process of the fleet shares.
 ///
+/// Every transaction that takes rows of both tables takes them in one order, so that no two wait for each other: the
+/// sequences' rows first, by name, then the operations', by id. A claim takes its sequences' rows without waiting
+/// (`SKIP LOCKED`), then the operations it starts, which may wait; so a transaction that waits for a sequence's row
+/// must not hold an operation's row meanwhile.
+///
 /// New work and finished work are announced with `NOTIFY` inside the transaction that makes them visible: channel
 /// ``readyChannel`` when operations may be claimed, ``finishedChannel`` with the ids of operations that ended.
 struct PostgresQueue: Sendable {
