@@ -44,7 +44,12 @@ extension PostgresFleetStorage {
             group.addTask { for try await _ in ready { self.wakeClaims() } }
             group.addTask {
                 for try await note in finished {
-                    let ended = note.payload.split(separator: ",").compactMap { UUID(uuidString: String($0)) }
+                    // What ended under a claim of this process's is settled by the process itself, without a read.
+                    let ended = self.held.withLock { held in
+                        note.payload.split(separator: ",").compactMap { UUID(uuidString: String($0)) }
+                            .filter { held[$0] == nil }
+                    }
+                    guard !ended.isEmpty else { continue }
                     let awaited = Set(link.awaited)
                     try await self.settleAwaited(ended.filter(awaited.contains), for: link)
                 }

@@ -172,12 +172,13 @@ extension PostgresFleetStorage {
         }
         if !outcomes.isEmpty {
             let recorded = try await queue.finish(outcomes)
-            held.withLock { held in
-                for outcome in outcomes { held[outcome.id] = nil }
-            }
+            // Settled before the claims are let go: the listener leaves the outcomes of claims held here to this.
             let settled = outcomes.filter { recorded.contains($0.id) }
             running.withLock { $0?.link }?.settle(
                 Dictionary(settled.map { ($0.id, $0.result) }, uniquingKeysWith: { first, _ in first }))
+            held.withLock { held in
+                for outcome in outcomes { held[outcome.id] = nil }
+            }
             wakeClaims()
         }
         if !interrupted.isEmpty {
