@@ -149,4 +149,25 @@ struct SequenceTests {
             #expect(point.pipeline.operation(operation.id)?.snapshot == 42)
         }
     }
+
+    @Test("S3: a sequence upserted while a DataPoint starts its supervisors gets one, and its operations run")
+    func upsertWhileStarting() async throws {
+        // The upsert races the engine's first look for sequences to supervise; a lost supervisor leaves the
+        // operation waiting for ever, which the suite's time limit reports.
+        for round in 0..<300 {
+            let point = try await DataPoint(storage: .volatile, configuration: testConfiguration)
+            point.registerBasics()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await point.run() }
+                let late = try CallSequence(name: "late", bunchSize: 4)
+                try await point.ready()
+                try await point.upsertCallSequence(late)
+                let payload = Data("round \(round)".utf8)
+                let handle = try await point.enqueue(CallOperation(kind: .echo, sequenceName: "late", payload: payload))
+                #expect(try await handle.value == payload)
+                try await point.shutdown()
+                try await group.waitForAll()
+            }
+        }
+    }
 }

@@ -147,24 +147,29 @@ extension PipelineCore {
         apply { machine, _ in machine.noteClockSleep(slot, began: began) }
     }
 
+    /// The next registered sequence whose supervisor may start, or `nil` once the DataPoint stops.
+    ///
+    /// Each look under the lock either starts a lane or parks: with a look before the park, a sequence registered
+    /// between the two would be marked started by the park's look, and never get its supervisor.
     private func nextLaneToStart() async -> (CallSequence, Int32)? {
         while true {
-            switch apply({ machine, _ in machine.nextLaneToStart(nil) }) {
-            case .start(let sequence, let lane): return (sequence, lane)
-            case .stop: return nil
-            case .wait: break
-            }
+            var next = PipelineStateMachine.LaneStart.wait
             await Waiters<Void>.wait(
                 cancelled: (),
                 park: { id, continuation in
-                    let next = apply { machine, _ in machine.nextLaneToStart((id, continuation)) }
+                    next = apply { machine, _ in machine.nextLaneToStart(parking: (id, continuation)) }
                     guard case .wait = next else { return () }
                     return nil
                 },
                 cancel: { id in apply { machine, _ in machine.laneStartWaiters.cancel(id) } },
                 forget: { id in apply { machine, _ in machine.laneStartWaiters.forget(id) } }
             )
-            if Task.isCancelled { return nil }
+            switch next {
+            case .start(let sequence, let lane): return (sequence, lane)
+            case .stop: return nil
+            case .wait where Task.isCancelled: return nil
+            case .wait: continue
+            }
         }
     }
 

@@ -26,8 +26,11 @@ extension PipelineStateMachine {
         case stop
     }
 
-    /// With a continuation and an id, parks it until a lane may start, unless the answer is known at once.
-    mutating func nextLaneToStart(_ waiting: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?) -> LaneStart
+    /// Starts the next registered lane whose supervisor has not started, or parks `waiting` until one may start.
+    ///
+    /// The caller starts the lane it is given: the lane counts as started from this answer on.
+    mutating func nextLaneToStart(parking waiting: (id: UInt64, continuation: CheckedContinuation<Void, Never>))
+        -> LaneStart
     {
         guard lifecycle == .running else { return .stop }
         for lane in lanes.indices where !lanes[lane].supervisorStarted {
@@ -36,8 +39,7 @@ extension PipelineStateMachine {
                 return .start(sequence, lane: Int32(lane))
             }
         }
-        if let waiting, !laneStartWaiters.park(waiting.id, waiting.continuation) { return .stop }
-        return .wait
+        return laneStartWaiters.park(waiting.id, waiting.continuation) ? .wait : .stop
     }
 
     /// Stops starting operations; running ones may finish until `deadline`, then their tasks are cancelled.

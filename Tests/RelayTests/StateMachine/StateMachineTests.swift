@@ -123,6 +123,42 @@ struct StateMachineTests {
         #expect(test.machine.lanes[Int(lane)].suspensionCount == 0 && test.machine.suspensionCount == 0)
     }
 
+    @Test(
+        "S3: the look for sequences to supervise starts one, or parks until a registration wakes it; none is lost",
+        .timeLimit(.minutes(1)))
+    func supervisorsLook() async throws {
+        var test = try MachineUnderTest()
+        let late = try CallSequence(name: "late", bunchSize: 2)
+        var answers: [String] = []
+        var parked = 0
+        // Three looks of the supervisors' loop, as the core takes them: the first starts `data`, the second parks
+        // until `late` is registered, and the third starts `late`.
+        for id in UInt64(1)...3 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                switch test.machine.nextLaneToStart(parking: (id, continuation)) {
+                case .start(let sequence, _):
+                    answers.append(sequence.name.rawValue)
+                    continuation.resume()
+                case .stop:
+                    answers.append("stop")
+                    continuation.resume()
+                case .wait:
+                    parked += 1
+                    test.machine.upsertLane(
+                        late.name, sequence: late, bunchSize: 2, algorithm: .flat, addingSuspensions: 0, now: 1,
+                        into: &test.actions)
+                    let signals = test.takeActions().effects.signals
+                    #expect(signals.count == 1, "the registration woke \(signals.count) looks")
+                    // Resuming more than once traps; resuming none leaves the test waiting, which its limit reports.
+                    signals.first?.resume()
+                }
+            }
+        }
+        #expect(answers == ["data", "late"])
+        #expect(parked == 1)
+        #expect(test.machine.lanes.allSatisfy { $0.supervisorStarted })
+    }
+
     @Test("S2: a rejected commit leaves the table, index and records as they were")
     func rejectedCommitRollsBack() throws {
         var test = try MachineUnderTest()
