@@ -1,8 +1,8 @@
 import PostgresNIO
 import Synchronization
 
-/// The guards of a pool's connections (see ``PostgresQueryGuard``): one per connection, made when the connection is
-/// first used and dropped when it closes.
+/// The guards of a pool's connections (see ``PostgresQueryGuard``), which abandon a query whose task is cancelled: one
+/// per connection, made when the connection is first used and dropped when it closes.
 final class PostgresGuards: Sendable {
     private let guards = Mutex<[ObjectIdentifier: PostgresQueryGuard]>([:])
 
@@ -11,7 +11,7 @@ final class PostgresGuards: Sendable {
         let key = ObjectIdentifier(connection)
         let (found, made) = guards.withLock { guards -> (PostgresQueryGuard, Bool) in
             if let existing = guards[key] { return (existing, false) }
-            let made = PostgresQueryGuard(connection)
+            let made = PostgresQueryGuard(connection, abandonsWhenCancelled: true)
             guards[key] = made
             return (made, true)
         }

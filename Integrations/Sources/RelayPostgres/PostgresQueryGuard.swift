@@ -4,11 +4,13 @@ import NIOCore
 import PostgresNIO
 import Relay
 
-/// The query in flight on a connection, failed at once if the connection closes before it is answered.
+/// The query in flight on a connection, failed at once if the connection closes before it is answered; on a pool's
+/// connection, also once the task that waits for it is cancelled, at a deadline say, which closes the connection.
 ///
 /// postgres-nio 1.33.2 never answers a query sent on a connection that has just closed, one a restarted server or an
-/// administrator ended; no query of a store may leave the task that waits for it waiting for ever. One callback on
-/// the connection's close covers every query it runs, one at a time.
+/// administrator ended, and its queries do not end when their task is cancelled; no query of a store may leave the
+/// task that waits for it waiting for ever. One callback on the connection's close covers every query it runs, one at
+/// a time.
 final class PostgresQueryGuard: Sendable {
     /// The query in flight, and whether the close's callback has run: a query registered after it would wait for
     /// ever, and the connection may not say it is closed yet when its callbacks run.
@@ -19,9 +21,13 @@ final class PostgresQueryGuard: Sendable {
 
     private let inFlight = NIOLockedValueBox(State())
     private let connection: PostgresConnection
+    /// Whether a query is abandoned when its task is cancelled: a pool's connection can be closed and replaced, while
+    /// a store's own connection finishes the write in flight for the task that waits next.
+    private let abandonsWhenCancelled: Bool
 
-    init(_ connection: PostgresConnection) {
+    init(_ connection: PostgresConnection, abandonsWhenCancelled: Bool) {
         self.connection = connection
+        self.abandonsWhenCancelled = abandonsWhenCancelled
         connection.closeFuture.whenComplete { [inFlight] _ in
             let orphan = inFlight.withLockedValue { state in
                 defer { state = State(promise: nil, closed: true) }
@@ -39,7 +45,8 @@ final class PostgresQueryGuard: Sendable {
         _ = try await result(of: query, logger: logger)
     }
 
-    /// Sends `query` and returns its rows once the database answers it, or throws once the connection closes.
+    /// Sends `query` and returns its rows once the database answers it, or throws once the connection closes (or the
+    /// task is cancelled, if the guard abandons queries then).
     func result(of query: PostgresQuery, logger: Logger) async throws -> PostgresQueryResult {
         let connection = connection
         let promise = inFlight.withLockedValue { state -> EventLoopPromise<PostgresQueryResult>? in
@@ -50,15 +57,33 @@ final class PostgresQueryGuard: Sendable {
         }
         guard let promise else { throw Self.closed }
         connection.query(query, logger: logger).whenComplete { [inFlight] result in
-            let mine = inFlight.withLockedValue { state -> Bool in
-                guard state.promise?.futureResult === promise.futureResult else { return false }
-                state.promise = nil
-                return true
-            }
-            if mine { promise.completeWith(result) }
+            if Self.take(promise, from: inFlight) { promise.completeWith(result) }
         }
-        return try await promise.futureResult.get()
+        guard abandonsWhenCancelled else { return try await promise.futureResult.get() }
+        return try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: { [inFlight] in
+            // A deadline passed: the answer may never come, and a connection with a query in flight cannot run
+            // another, so the connection is closed and its pool opens another.
+            guard Self.take(promise, from: inFlight) else { return }
+            promise.fail(Self.abandoned)
+            connection.close().whenComplete { _ in }
+        }
     }
+
+    /// Whether `promise` was the one in flight, which it no longer is.
+    private static func take(
+        _ promise: EventLoopPromise<PostgresQueryResult>, from inFlight: NIOLockedValueBox<State>
+    ) -> Bool {
+        inFlight.withLockedValue { state in
+            guard state.promise?.futureResult === promise.futureResult else { return false }
+            state.promise = nil
+            return true
+        }
+    }
+
+    private static let abandoned = RelayError(
+        .storageFailure, "the Relay store abandoned a query the database had not answered, and closed its connection")
 
     /// Returns once the connection closes, or throws `CancellationError` once the task is cancelled first.
     func waitUntilClosed() async throws {

@@ -92,7 +92,7 @@ public final class PostgresStorage: Storage {
                 replay.apply(try StorageRecord(encoded: Data(body.readableBytesView)))
             }
             connection.withLock { $0 = opened }
-            writes.withLock { $0 = PostgresQueryGuard(opened) }
+            writes.withLock { $0 = PostgresQueryGuard(opened, abandonsWhenCancelled: false) }
             return replay.state(retention: retention)
         } catch {
             try? await opened.close()

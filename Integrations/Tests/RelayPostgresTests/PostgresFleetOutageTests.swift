@@ -199,6 +199,35 @@ struct PostgresFleetOutageTests {
         }
     }
 
+    @Test("S31: a statement the database does not answer fails typed at its deadline; its connection is replaced")
+    func statementUnanswered() async throws {
+        var options = Fleet.options()
+        options.deadline = .seconds(1)
+        try await Fleet.withTwoProcesses(options: options) { point, database in
+            let operation = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+            // Another session holds the lock every commit takes to number itself, so the commit's statement waits
+            // in the database, sent on a live connection and unanswered, until that session lets go.
+            let failure = try await TestDatabase.withClient(database: database) { blocker in
+                try await blocker.withConnection { session in
+                    _ = try await session.query("BEGIN", logger: TestDatabase.logger)
+                    _ = try await session.query(
+                        "SELECT snapshot FROM relay_counters FOR UPDATE", logger: TestDatabase.logger)
+                    let failure = await #expect(throws: RelayError.self) { try await point.enqueue(operation) }
+                    _ = try await session.query("ROLLBACK", logger: TestDatabase.logger)
+                    return failure
+                }
+            }
+            #expect(failure?.code == .storageFailure)
+            #expect(
+                failure?.message.contains("did not answer within 1.0 seconds") == true, "\(String(describing: failure))"
+            )
+            // The abandoned statement's transaction never commits; the same commit again runs the operation once.
+            let handles = try await Self.enqueue([operation], on: point)
+            #expect(try await Fleet.ranBy(handles) == ["B": 1])
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_operations", in: database) == 1)
+        }
+    }
+
     /// Runs `body`, which may make `database` refuse connections and end those it has; lets it take them again after.
     private static func refusing<Result: Sendable>(
         _ database: String, _ body: (@Sendable () async throws -> Void) async throws -> Result

@@ -36,10 +36,12 @@ extension PostgresQueue {
         case .written(let enqueued): return enqueued
         case .numbered(let number): snapshot = number
         case .notTried:
-            snapshot =
-                try await rows(
+            guard
+                let number = try await rows(
                     "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", on: connection
-                ).first?.decode(Int64.self) ?? 0
+                ).first?.decode(Int64.self)
+            else { throw Self.unnumbered }
+            snapshot = number
         }
         let ids = operations.map(\.id)
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
@@ -162,7 +164,7 @@ extension PostgresQueue {
                     \(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[])
                 """, on: connection
             ).first?.decode((Int64, Bool).self)
-        else { throw RelayError(.storageFailure, "the database gave no snapshot number for a commit") }
+        else { throw Self.unnumbered }
         let (snapshot, written) = numbered
         guard written else { return .numbered(snapshot) }
         return .written(Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id)))
@@ -185,6 +187,10 @@ extension PostgresQueue {
             UNION ALL SELECT pg_notify(\(Self.finishedChannel), ids) FROM unnest(\(payloads)::text[]) AS ended (ids)
             """, on: connection)
     }
+
+    /// The counters' row is missing: a schema damaged by hand.
+    private static let unnumbered = RelayError(
+        .storageFailure, "the database gave no snapshot number for a commit; its relay_counters row is missing")
 
     /// How many ids fit one notification's payload: 36 characters and a comma each.
     static let idsPerNotification = 200

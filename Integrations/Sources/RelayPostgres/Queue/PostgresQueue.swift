@@ -107,8 +107,8 @@ struct PostgresQueue: Sendable {
     /// ``RelayError/Code/storageFailure`` once the deadline has passed.
     ///
     /// A database that refuses connections leaves the pool's requests waiting until its circuit breaker trips, a
-    /// minute or more later; the deadline abandons the request instead. A query already sent is not abandoned: its
-    /// connection's guard ends it if the connection closes.
+    /// minute or more later; the deadline abandons the request instead. A query already sent is abandoned too, and
+    /// its connection closed (see ``PostgresQueryGuard``).
     private func withConnection<Value: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
