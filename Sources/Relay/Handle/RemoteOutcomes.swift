@@ -88,6 +88,41 @@ final class RemoteOutcomes: Sendable {
         for (record, result) in ready { record.settle(.success(result)) }
     }
 
+    /// Ends the wait of the handles attached for `ids` with `error`; an id whose commit has not returned is left as
+    /// it is.
+    func fail(_ ids: [UUID], with error: RelayError) {
+        let failed = entries.withLock { entries -> [OperationRecord] in
+            var failed: [OperationRecord] = []
+            for id in ids {
+                guard case .waiting(let records) = entries?[id], !records.isEmpty else { continue }
+                failed += records
+                entries?[id] = nil
+            }
+            return failed
+        }
+        for record in failed { record.settle(.failure(error)) }
+    }
+
+    /// Those of `ids` whose commits returned and whose handles await an outcome, in their order.
+    func committed(among ids: [UUID]) -> [UUID] {
+        entries.withLock { entries in
+            ids.filter { id in
+                guard case .waiting(let records) = entries?[id] else { return false }
+                return !records.isEmpty
+            }
+        }
+    }
+
+    /// Those of `ids` whose outcomes are awaited, in their order.
+    func awaited(among ids: [UUID]) -> [UUID] {
+        entries.withLock { entries in
+            ids.filter { id in
+                guard case .waiting = entries?[id] else { return false }
+                return true
+            }
+        }
+    }
+
     /// The operations whose outcomes are awaited.
     var awaited: [UUID] {
         entries.withLock { entries in

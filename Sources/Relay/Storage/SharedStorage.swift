@@ -118,6 +118,28 @@ public struct SharedLink: Sendable {
     /// looks their outcomes up.
     public var awaited: [UUID] { core.remote.awaited }
 
+    /// Those of `ids` whose handles here await an outcome, in their order: what a store that hears of operations
+    /// that ended settles here, in time proportional to `ids` rather than to every handle awaited.
+    ///
+    /// - Parameter ids: Operations that ended, wherever they ran.
+    /// - Returns: The awaited ones.
+    public func awaited(among ids: [UUID]) -> [UUID] { core.remote.awaited(among: ids) }
+
+    /// Those of `ids` whose commits returned here and whose handles await an outcome, in their order: a store
+    /// whose commit may join a transaction of the application's looks these up when it does not hold them.
+    ///
+    /// - Parameter ids: Operations the store does not hold.
+    /// - Returns: The ones whose commits returned.
+    public func committed(among ids: [UUID]) -> [UUID] { core.remote.committed(among: ids) }
+
+    /// Ends the wait of the handles here for operations that will never run, such as those whose commit joined a
+    /// transaction that rolled back.
+    ///
+    /// - Parameters:
+    ///   - ids: The operations; those whose commits have not returned here are left as they are.
+    ///   - error: What each handle's wait throws.
+    public func fail(_ ids: [UUID], with error: RelayError) { core.remote.fail(ids, with: error) }
+
     /// The sequences registered in this process: the store claims operations of these only.
     public var sequences: [CallSequence.Name] {
         core.read { machine in machine.lanes.filter(\.isRegistered).map(\.name) }

@@ -49,9 +49,7 @@ extension PostgresFleetStorage {
                         note.payload.split(separator: ",").compactMap { UUID(uuidString: String($0)) }
                             .filter { held[$0] == nil }
                     }
-                    guard !ended.isEmpty else { continue }
-                    let awaited = Set(link.awaited)
-                    try await self.settleAwaited(ended.filter(awaited.contains), for: link)
+                    try await self.settleAwaited(link.awaited(among: ended), for: link)
                 }
             }
             group.addTask {

@@ -83,10 +83,21 @@ extension PostgresFleetStorage {
         await link.cancel(try await queue.cancellationsRequested(owner: owner))
     }
 
-    /// Settles the handles of those of `ids` that ended.
+    /// Settles the handles of those of `ids` that ended, and fails those of operations whose commit joined a
+    /// transaction of the application's that rolled back.
     func settleAwaited(_ ids: [UUID], for link: SharedLink) async throws {
         guard !ids.isEmpty else { return }
-        link.settle(try await queue.outcomes(of: ids))
+        let (outcomes, absent) = try await queue.outcomes(of: ids)
+        link.settle(outcomes)
+        let lost = try await queue.neverCommitted(link.committed(among: absent))
+        guard !lost.isEmpty else { return }
+        link.fail(
+            lost,
+            with: RelayError(
+                .unknownOperation,
+                "the transaction that enqueued \(lost.count == 1 ? "this operation" : "these operations") rolled back; "
+                    + "\(lost.count == 1 ? "it" : "they") will never run",
+                operationIDs: lost))
     }
 
     /// Renews this process's leases, and lets go of those it lost.

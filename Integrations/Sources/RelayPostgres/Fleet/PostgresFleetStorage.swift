@@ -28,9 +28,9 @@ import Synchronization
 /// A suspension, of a sequence or of the DataPoint, made in any process holds fleet-wide until it is resumed from any:
 /// no process claims from it meanwhile, though one may still start what it claimed before, at most ``Options/claimLimit``.
 ///
-/// Built so far: enqueues, scheduled starts, claims, leases, outcomes, retries within a claim, suspensions,
-/// cancellation, and handles awaited from the process that enqueued. Models, holds and events of other processes are
-/// yet to be shared.
+/// Built so far: enqueues, in a transaction of the application's too (see ``joining(_:_:)``), scheduled starts,
+/// claims, leases, outcomes, retries within a claim, suspensions, cancellation, and handles awaited from the process
+/// that enqueued. Models, holds and events of other processes are yet to be shared.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
@@ -107,8 +107,48 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline, or the
     ///   typed error of a commit it refuses.
     public func commit(_ operations: [CallOperation], startTimes: [UUID: Date]) async throws -> SharedCommit {
-        let enqueued = try await queue.enqueue(operations, startTimes: startTimes)
+        let enqueued: PostgresQueue.Enqueued
+        if let transaction = Self.joined {
+            enqueued = try await PostgresQueue.mapping("enqueueing a commit in the application's transaction") {
+                try await queue.enqueue(operations, startTimes: startTimes, on: transaction)
+            }
+        } else {
+            enqueued = try await queue.enqueue(operations, startTimes: startTimes)
+        }
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
+    }
+
+    /// The application's transaction that commits join while ``joining(_:_:)`` runs.
+    @TaskLocal static var joined: PostgresConnection?
+
+    /// Runs `body` with every enqueue it makes on a DataPoint of a fleet's store joining the transaction open on
+    /// `connection`, one of the application's on the same database (S30): the operations are visible to no process
+    /// before that transaction commits, run once it does, and never run if it rolls back.
+    ///
+    /// ```swift
+    /// let handles = try await client.withTransaction(logger: logger) { connection in
+    ///     try await connection.query("INSERT INTO orders (id) VALUES (\(order))", logger: logger)
+    ///     return try await PostgresFleetStorage.joining(connection) {
+    ///         try await point.enqueue([CallOperation(kind: "confirm-order", payload: payload)])
+    ///     }
+    /// }
+    /// let confirmation = try await handles[0].value
+    /// ```
+    ///
+    /// The handles settle once the operations end, wherever they run. Those of a transaction that rolled back fail
+    /// with ``RelayError/Code/unknownOperation`` once the store looks them up, within its ``Options/pollInterval``.
+    /// A commit takes the fleet's counters' row, as every commit does, and holds it until the transaction ends, so
+    /// that snapshot numbers follow the order of commits: other processes' enqueues wait meanwhile, so keep the
+    /// transaction short. An enqueue that throws leaves the transaction to be rolled back.
+    ///
+    /// - Parameters:
+    ///   - connection: A connection with a transaction open, to the database the DataPoints' stores use.
+    ///   - body: The work whose enqueues join the transaction.
+    /// - Returns: What `body` returns.
+    public static func joining<Result: Sendable>(
+        _ connection: PostgresConnection, _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await $joined.withValue(connection) { try await body() }
     }
 
     /// Gathers what the records of the operations this process runs change in the database.

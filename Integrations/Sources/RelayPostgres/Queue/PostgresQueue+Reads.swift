@@ -31,18 +31,44 @@ extension PostgresQueue {
         }
     }
 
-    /// The outcomes of those of `ids` that have ended.
-    func outcomes(of ids: [UUID]) async throws -> [UUID: CallResult] {
-        guard !ids.isEmpty else { return [:] }
+    /// The outcomes of those of `ids` that have ended, and those of `ids` the database does not hold.
+    ///
+    /// An absent operation is one whose commit is not committed yet, or never will be: see
+    /// ``neverCommitted(_:)``.
+    func outcomes(of ids: [UUID]) async throws -> (outcomes: [UUID: CallResult], absent: [UUID]) {
+        guard !ids.isEmpty else { return ([:], []) }
         return try await Self.mapping("reading outcomes") {
             var outcomes: [UUID: CallResult] = [:]
+            var present: Set<UUID> = []
             for (id, result) in try await read(
                 "reading outcomes",
-                "SELECT id, result FROM relay_operations WHERE id = ANY(\(ids)) AND state >= 3 AND result IS NOT NULL"
-            ).map({ try $0.decode((UUID, ByteBuffer).self) }) {
-                outcomes[id] = try CallResult(encoded: Data(result.readableBytesView))
+                "SELECT id, CASE WHEN state >= 3 THEN result END FROM relay_operations WHERE id = ANY(\(ids))"
+            ).map({ try $0.decode((UUID, ByteBuffer?).self) }) {
+                present.insert(id)
+                if let result { outcomes[id] = try CallResult(encoded: Data(result.readableBytesView)) }
             }
-            return outcomes
+            return (outcomes, ids.filter { !present.contains($0) })
+        }
+    }
+
+    /// Those of `ids`, operations whose commits returned, that the database does not hold although no commit is in
+    /// flight: their commits joined a transaction of the application's that rolled back (S30).
+    ///
+    /// Every commit holds the counters' row until its transaction ends. Once this transaction holds that row, every
+    /// commit that took a number before it has ended, and the statement after it sees what they committed; when
+    /// another transaction holds the row, nothing is judged, and the next look tries again.
+    func neverCommitted(_ ids: [UUID]) async throws -> [UUID] {
+        guard !ids.isEmpty else { return [] }
+        return try await transaction("looking up commits that rolled back") { connection in
+            guard !(try await rows("SELECT 1 FROM relay_counters FOR UPDATE SKIP LOCKED", on: connection).isEmpty)
+            else { return [] }
+            var present: Set<UUID> = []
+            for id in try await rows(
+                "SELECT id FROM relay_operations WHERE id = ANY(\(ids))", on: connection
+            ).map({ try $0.decode(UUID.self) }) {
+                present.insert(id)
+            }
+            return ids.filter { !present.contains($0) }
         }
     }
 }
