@@ -67,6 +67,8 @@ rate() {
 }
 
 # goal <id> <relay> <baseline label> <baseline> <ratio> <goal text> <pass expression over r (ratio) and v (relay)>
+# A goal on an absolute figure tests the figure itself (`v`, its leading number), not the ratio printed to two
+# decimals, which rounds 10,047 ms against 10,000 down to 1.00.
 goal() {
     local id=$1 relay=$2 label=$3 baseline=$4 ratio=$5 text=$6 test=$7 verdict
     if [[ "$relay" == missing* || "$baseline" == missing* ]]; then
@@ -222,8 +224,8 @@ p10_bytes=$(median "P10 Relay reopen of models n=1000000" memoryLeakedBytes)
 # The benchmark's model encodes to 194 bytes (see Benchmarks/Document).
 p10_encoded=194
 p10_beyond=$(awk -v b="$p10_bytes" -v e="$p10_encoded" 'BEGIN { if (b == "missing" || e == "missing") print "missing"; else print b - e }')
-goal P10 "${p10_seconds}s" flat-file "${p10_flat}s" "$(ratio "$p10_seconds" 2)" "reopen<=2s" "r <= 1"
-goal P10 "${p10_beyond}B/model-beyond-${p10_encoded}B" limit "64B" "$(ratio "$p10_beyond" 64)" "memory<=64B/model" "r <= 1"
+goal P10 "${p10_seconds}s" flat-file "${p10_flat}s" "$(ratio "$p10_seconds" 2)" "reopen<=2s" "v + 0 <= 2"
+goal P10 "${p10_beyond}B/model-beyond-${p10_encoded}B" limit "64B" "$(ratio "$p10_beyond" 64)" "memory<=64B/model" "v + 0 <= 64"
 echo "info P10 GRDB opening and reading the same rows into a Dictionary: ${p10_grdb}s, ${p10_grdb_bytes}B/model kept"
 
 # P13: durable no-op operations through the fleet's store, one process, bunch 64, enqueue to completion, paired in each
@@ -240,11 +242,11 @@ p14_poll=$(median "$p14_name polling 10 ms n=200" p99EnqueueToResultMicroseconds
 [ "$p14" = "missing" ] || p14=$(awk -v v="$p14" 'BEGIN { printf "%.1f\n", v / 1000 }')
 [ "$p14_poll" = "missing" ] || p14_poll=$(awk -v v="$p14_poll" 'BEGIN { printf "%.1f\n", v / 1000 }')
 goal P14 "${p14}ms(p50=$(median "$p14_name LISTEN n=200" p50EnqueueToResultMicroseconds)us)" polling-10ms \
-    "${p14_poll}ms" "$(ratio "$p14" 10)" "p99<=10ms" "r <= 1"
+    "${p14_poll}ms" "$(ratio "$p14" 10)" "p99<=10ms" "v + 0 <= 10"
 # P15: from the SIGKILL of a process holding 1,000 claimed operations under leases of 5 seconds until two other
 # processes have run them all: within the lease and 5 seconds.
 p15=$(median "P15 Relay fleet SIGKILL of a process holding 1000 claims lease 5 s" killToAllFinishedMilliseconds)
-goal P15 "${p15}ms" lease+5s "10000ms" "$(ratio "$p15" 10000)" "recovery<=lease+5s" "r <= 1"
+goal P15 "${p15}ms" lease+5s "10000ms" "$(ratio "$p15" 10000)" "recovery<=lease+5s" "v + 0 <= 10000"
 
 # Context for the goals: the other workloads beside their baselines, allocations and memory.
 for pair in "DAG Relay fan-out fan-in n=10002|DAG TaskGroup fan-out fan-in n=10002" \
