@@ -69,6 +69,9 @@ enum FleetWorkload {
 
     /// The time from the SIGKILL of `worker`, once it has started `count` operations of sequence `orders` that never
     /// end, under leases of `lease` seconds, until two DataPoints of other clients have run them all.
+    ///
+    /// The two run with the same lease, as every process of one fleet is configured alike: each looks for expired
+    /// leases every third of its own.
     static func recovery(
         of count: Int, killing worker: URL, lease: Int, server: FleetServer, database: String,
         on client: PostgresClient
@@ -81,9 +84,15 @@ enum FleetWorkload {
             throw FleetServerError(description: "the worker did not start")
         }
         let work: [CallKind: any CallExecutor] = ["work": ClosureExecutor { _, _ in .completed(Data()) }]
-        return try await server.withClient(database) { other in
-            try await DataPoint.with(storage: PostgresFleetStorage(client: other), executors: work) { second in
-                try await DataPoint.with(storage: PostgresFleetStorage(client: client), executors: work) { first in
+        var options = PostgresFleetStorage.Options()
+        options.lease = .seconds(lease)
+        return try await server.withClient(database) { [options] other in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: other, options: options), executors: work
+            ) { second in
+                try await DataPoint.with(
+                    storage: PostgresFleetStorage(client: client, options: options), executors: work
+                ) { first in
                     var handles: [CallHandle] = []
                     for start in stride(from: 0, to: count, by: 100) {
                         handles += try await first.enqueue(

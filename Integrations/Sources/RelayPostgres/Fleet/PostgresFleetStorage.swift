@@ -35,6 +35,10 @@ public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
         /// How long a claim lasts unless renewed, which it is at a third of it; 30 seconds by default.
+        ///
+        /// The store also looks for other processes' expired leases every third of its own, so an operation held by a
+        /// process that died runs elsewhere within its lease and a third of the others': give every process of a
+        /// fleet the same lease.
         public var lease: Duration = .seconds(30)
         /// How often the store looks for work and outcomes it was not told of; 1 second by default.
         ///
