@@ -268,7 +268,7 @@ struct CancellationAndAwaitingTests {
             await clock.waitForSleepers(1)
             #expect(older.status == nil)
             #expect(younger.status?.state == .finished(.completed(Data())))
-            let reattach = #expect(throws: RelayError.self) { try point.handle(for: older.id) }
+            let reattach = await #expect(throws: RelayError.self) { try await point.handle(for: older.id) }
             #expect(reattach?.code == .unknownOperation)
             #expect(try await older.value == Data("older".utf8))
         }
@@ -278,17 +278,17 @@ struct CancellationAndAwaitingTests {
     func retentionAndHandles() async throws {
         let configuration = DataPoint.Configuration(retention: .seconds(10), shutdownGracePeriod: .zero)
         try await withManualPoint(configuration: configuration) { point, clock in
-            let error = #expect(throws: RelayError.self) { try point.handle(for: UUID()) }
+            let error = await #expect(throws: RelayError.self) { try await point.handle(for: UUID()) }
             #expect(error?.code == .unknownOperation)
             let handle = try await point.enqueue(CallOperation(kind: .echo, payload: Data("kept".utf8)))
             _ = try await handle.value
-            #expect(try point.handle(for: handle.id).id == handle.id)
+            #expect(try await point.handle(for: handle.id).id == handle.id)
             clock.advance(by: .seconds(11))
             // A commit forgets the finished operations whose window has passed, if the timer loop has not yet.
             try await point.enqueue(CallOperation(kind: .noop))
             #expect(handle.status == nil)
             #expect(try await handle.value == Data("kept".utf8))
-            let reattach = #expect(throws: RelayError.self) { try point.handle(for: handle.id) }
+            let reattach = await #expect(throws: RelayError.self) { try await point.handle(for: handle.id) }
             #expect(reattach?.code == .unknownOperation)
         }
     }

@@ -87,7 +87,7 @@ struct DeadLetterTests {
             try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
                 #expect(point.status(of: completed.id) == nil)
                 #expect(try ids(.deadLetters(), of: point) == [failed.id])
-                let handle = try point.handle(for: failed.id)
+                let handle = try await point.handle(for: failed.id)
                 #expect(try await point.purge([failed.id, UUID()]) == 1)
                 #expect(try ids(.deadLetters(), of: point).isEmpty)
                 #expect(point.status(of: failed.id) == nil)

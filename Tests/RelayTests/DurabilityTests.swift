@@ -121,7 +121,7 @@ struct DurabilityTests {
                 #expect(value == Data("kept".utf8))
             }
             let reopened = try await DataPoint(storage: .file(at: folder.url))
-            let handle = try reopened.handle(for: operation.id)
+            let handle = try await reopened.handle(for: operation.id)
             #expect(try await handle.value == Data("kept".utf8))
             try await reopened.shutdown()
         }
@@ -142,7 +142,7 @@ struct DurabilityTests {
             }
             let none = DataPoint.Configuration(retention: .zero, shutdownGracePeriod: .zero)
             try await DataPoint.with(storage: .file(at: folder.url), configuration: none) { point in
-                let error = #expect(throws: RelayError.self) { try point.handle(for: operation.id) }
+                let error = await #expect(throws: RelayError.self) { try await point.handle(for: operation.id) }
                 #expect(error?.code == .unknownOperation)
             }
         }
@@ -247,7 +247,8 @@ struct DurabilityTests {
 
 /// Runs `point` until every one of `ids` has finished, then stops it.
 func run(_ point: DataPoint, until ids: [UUID]) async throws {
-    let handles = try ids.map { try point.handle(for: $0) }
+    var handles: [CallHandle] = []
+    for id in ids { handles.append(try await point.handle(for: id)) }
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await point.run() }
         for handle in handles { _ = try? await handle.outcome }

@@ -73,7 +73,7 @@ struct IdentityAndCommitTests {
             _ = try await point.enqueue(CallOperation(kind: .noop)).outcome
             try await point.enqueue(CallOperation(kind: .noop))
             #expect(committed.allSatisfy { point.status(of: $0.0.id) == nil })
-            #expect(throws: RelayError.self) { try point.handle(for: first.id) }
+            await #expect(throws: RelayError.self) { try await point.handle(for: first.id) }
             let again = try await point.enqueue(first)
             #expect(try await again.value == first.payload)
             #expect(point.metrics().total.completed >= 4_002)
@@ -110,7 +110,7 @@ struct IdentityAndCommitTests {
         try await withManualPoint { point, _ in
             let operation = CallOperation(kind: .echo, payload: Data("x".utf8))
             try await point.enqueue(operation)
-            let handle = try point.handle(for: operation.id)
+            let handle = try await point.handle(for: operation.id)
             #expect(try await handle.value == Data("x".utf8))
             #expect(handle.id == operation.id)
         }

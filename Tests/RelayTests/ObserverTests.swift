@@ -97,7 +97,7 @@ struct ObserverTests {
             try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
                 registerTraced(on: point)
                 _ = try await point.resume()
-                let handle = try point.handle(for: operation.id)
+                let handle = try await point.handle(for: operation.id)
                 #expect(try await handle.value == Data("kept".utf8))
                 #expect(handle.record.operation.carrier == ["trace": "kept"])
             }

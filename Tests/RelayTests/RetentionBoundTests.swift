@@ -12,8 +12,8 @@ struct RetentionBoundTests {
         for operation in operations { _ = try await point.execute(operation) }
     }
 
-    private func isKnown(_ id: UUID, to point: DataPoint) -> Bool {
-        (try? point.handle(for: id)) != nil
+    private func isKnown(_ id: UUID, to point: DataPoint) async -> Bool {
+        (try? await point.handle(for: id)) != nil
     }
 
     @Test("S16: past maximumRetained, the oldest finished operations go before their window; the store keeps the rest")
@@ -25,8 +25,8 @@ struct RetentionBoundTests {
                 point.registerBasics()
                 try await runInTurn(operations, on: point)
                 // The two oldest were forgotten before later commits, which let their ids go.
-                #expect(!isKnown(operations[0].id, to: point))
-                #expect(!isKnown(operations[1].id, to: point))
+                #expect(await !isKnown(operations[0].id, to: point))
+                #expect(await !isKnown(operations[1].id, to: point))
                 for operation in operations.suffix(3) {
                     let value = try await point.handle(for: operation.id).value
                     #expect(value == operation.payload)
@@ -35,7 +35,7 @@ struct RetentionBoundTests {
             // A wider bound after the restart brings nothing back: the store dropped what the DataPoint dropped.
             let wide = DataPoint.Configuration(maximumRetained: 100, shutdownGracePeriod: .zero)
             try await DataPoint.with(storage: .file(at: folder.url), configuration: wide) { point in
-                for operation in operations.prefix(3) { #expect(!isKnown(operation.id, to: point)) }
+                for operation in operations.prefix(3) { #expect(await !isKnown(operation.id, to: point)) }
                 for operation in operations.suffix(3) {
                     let value = try await point.handle(for: operation.id).value
                     #expect(value == operation.payload)
@@ -55,8 +55,8 @@ struct RetentionBoundTests {
             try await DataPoint.with(storage: .file(at: folder.url), configuration: two) { point in
                 point.registerBasics()
                 try await runInTurn(operations, on: point)
-                for operation in operations.prefix(2) { #expect(!isKnown(operation.id, to: point)) }
-                for operation in operations.suffix(2) { #expect(isKnown(operation.id, to: point)) }
+                for operation in operations.prefix(2) { #expect(await !isKnown(operation.id, to: point)) }
+                for operation in operations.suffix(2) { #expect(await isKnown(operation.id, to: point)) }
             }
             let state = try FileStorage.read(at: folder.url)
             #expect(state.operations.map(\.operation.id) == operations.suffix(2).map(\.id))

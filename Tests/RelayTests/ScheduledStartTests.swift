@@ -78,7 +78,7 @@ struct ScheduledStartTests {
                 clock.advance(by: .seconds(30))
                 #expect(try await reopened.handle(for: delayed.id).value == Data([1]))
                 await reopened.settled()
-                let state = try reopened.handle(for: staged.id).status?.state
+                let state = try await reopened.handle(for: staged.id).status?.state
                 var held = false
                 if case .pending(let waiting) = state, case .held = waiting.value { held = true }
                 #expect(held, "the staged operation is \(String(describing: state))")

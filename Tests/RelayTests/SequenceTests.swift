@@ -86,7 +86,7 @@ struct SequenceTests {
             }
             #expect(enqueueError?.code == .unknownSequence)
             try await point.upsertCallSequence(CallSequence(name: "reports"))
-            let handle = try point.handle(for: operation.id)
+            let handle = try await point.handle(for: operation.id)
             #expect(try await handle.value == Data("r".utf8))
         }
     }
@@ -101,7 +101,7 @@ struct SequenceTests {
         try await withManualPoint(storage: RecordingStorage(stored: stored)) { point, _ in
             #expect(point.status(of: operation.id)?.state == .pending(.executorNotRegistered("later")))
             point.register(ClosureExecutor { _, _ in .completed(Data("done".utf8)) }, for: "later")
-            let handle = try point.handle(for: operation.id)
+            let handle = try await point.handle(for: operation.id)
             #expect(try await handle.value == Data("done".utf8))
         }
     }

@@ -101,6 +101,38 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("S29: a handle for an operation another process enqueued is found by id, and settles when it ends")
+    func handleForOperationElsewhere() async throws {
+        let gate = Gate()
+        let held = ClosureExecutor { _, _ in
+            await gate.wait()
+            return .completed(Data("B".utf8))
+        }
+        try await Self.withTwoProcesses(other: held) { point, database in
+            // Enqueued by a third process, which stops before the handles are asked for.
+            let (first, second) = try await TestDatabase.withClient(database: database) { client in
+                try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: Self.options())) {
+                    third in
+                    let first = CallOperation(kind: Self.work, sequenceName: Self.right)
+                    let second = CallOperation(kind: Self.work, sequenceName: Self.right, dependencies: [first.id])
+                    _ = try await third.enqueue([first, second])
+                    return (first, second)
+                }
+            }
+            await gate.waitForArrivals(1)
+            let running = try await point.handle(for: first.id)
+            let waiting = try await point.handle(for: second.id)
+            #expect(running.id == first.id && waiting.id == second.id)
+            gate.open()
+            #expect(try await running.value == Data("B".utf8))
+            #expect(try await waiting.value == Data("B".utf8))
+            let ended = try await point.handle(for: first.id)
+            #expect(try await ended.outcome == .completed(Data("B".utf8)), "an ended one's handle settles at once")
+            let unknown = await #expect(throws: RelayError.self) { try await point.handle(for: UUID()) }
+            #expect(unknown?.code == .unknownOperation)
+        }
+    }
+
     /// A model of the document, which the fleet's store does not share yet.
     struct Note: Model {
         let id: Int

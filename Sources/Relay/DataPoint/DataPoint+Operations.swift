@@ -163,14 +163,26 @@ extension DataPoint {
 
     /// A handle for a known operation, for example to await an outcome after a restart.
     ///
+    /// On a shared store (see ``SharedStorage``), an operation this DataPoint does not hold is looked up in the store,
+    /// wherever it was enqueued and wherever it runs: its handle settles when it ends, in whichever process.
+    ///
+    /// ```swift
+    /// let handle = try await point.handle(for: id)
+    /// let result = try await handle.outcome
+    /// ```
+    ///
     /// - Parameter id: The operation's id.
     /// - Returns: Its handle.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known.
-    public nonisolated func handle(for id: UUID) throws -> CallHandle {
-        guard let record = core.readWithDirectory({ $0.record(of: id, in: $1) }) else {
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` when no such operation is known, or
+    ///   ``RelayError/Code/storageFailure`` when a shared store cannot be read.
+    public nonisolated func handle(for id: UUID) async throws -> CallHandle {
+        if let record = core.readWithDirectory({ $0.record(of: id, in: $1) }) {
+            return CallHandle(record: record, core: core)
+        }
+        guard let shared = core.shared else {
             throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
         }
-        return CallHandle(record: record, core: core)
+        return CallHandle(record: try await core.lookUpShared(shared, id), core: core)
     }
 
     // MARK: - Control
@@ -240,6 +252,9 @@ extension DataPoint {
 
     /// An operation's current state, or `nil` when no such operation is known; the one way to read a status by id
     /// (a handle reads its own, ``CallHandle/status``, the same way).
+    ///
+    /// On a shared store (see ``SharedStorage``), it answers for the operations this DataPoint holds: those it claimed
+    /// to run, and their neighbours in its graph. ``handle(for:)`` reaches an operation wherever it is.
     ///
     /// - Parameter id: The operation's id.
     /// - Returns: Its status.

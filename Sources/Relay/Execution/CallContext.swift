@@ -86,6 +86,10 @@ public struct CallContext: Sendable, Hashable {
         try await AttemptTimer(link: link, slot: slot).run(timeout, body)
     }
 
+    /// Whether the DataPoint that runs this attempt tells time by the system clock, so that an executor on the system
+    /// clock may leave its deadline to ``withTimeout(_:_:)``.
+    var tellsSystemTime: Bool { link.core.clock.isSystem }
+
     /// Whether two contexts describe the same attempt.
     public static func == (lhs: CallContext, rhs: CallContext) -> Bool {
         lhs.attempt == rhs.attempt && lhs.startedAt == rhs.startedAt && lhs.operationID == rhs.operationID

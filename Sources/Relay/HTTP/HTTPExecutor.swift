@@ -213,7 +213,7 @@ public struct HTTPExecutor: CallExecutor {
         guard remaining > .zero else { return .timedOut }
         do {
             let timed: HTTPTransportResponse?
-            if let context, clock.isSystem, context.link.core.clock.isSystem {
+            if let context, clock.isSystem, context.tellsSystemTime {
                 timed = try await context.withTimeout(remaining) { try await exchange() }
             } else {
                 timed = try await Self.race(exchange, against: deadline, on: clock)

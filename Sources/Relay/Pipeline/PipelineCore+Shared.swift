@@ -29,6 +29,33 @@ extension PipelineCore {
         return records
     }
 
+    /// The record of an operation this DataPoint does not hold, looked up in the shared store: settled already when
+    /// the operation has ended, otherwise when the store reports its outcome.
+    func lookUpShared(_ store: any SharedStorage, _ id: UUID) async throws(RelayError) -> OperationRecord {
+        // Expected before the look, so that an outcome announced meanwhile waits for the record.
+        remote.expect([id])
+        let stored: StoredOperation?
+        do {
+            stored = try await store.operation(id)
+        } catch {
+            remote.forget([id])
+            throw error as? RelayError
+                ?? RelayError(.storageFailure, "the shared store did not look up \(id): \(String(reflecting: error))")
+        }
+        guard let stored else {
+            remote.forget([id])
+            throw RelayError(.unknownOperation, "no operation \(id) is known to the shared store", operationIDs: [id])
+        }
+        let record = OperationRecord.records(for: [stored.operation], snapshot: stored.operation.snapshot)[0]
+        if let result = stored.result {
+            remote.forget([id])
+            record.settle(.success(result))
+        } else {
+            remote.attach([record])
+        }
+        return record
+    }
+
     /// Adds operations the shared store claimed for this process to the graph, to run.
     ///
     /// - Returns: The results of those that finished here already; see ``SharedLink/run(_:)``.

@@ -48,6 +48,18 @@ public protocol SharedStorage: Storage {
     ///   ``RelayError/Code/storageFailure``.
     func changeSuspensions(of sequence: CallSequence.Name?, by change: Int) async throws -> (previous: Int, count: Int)
 
+    /// The operation `id` as the store holds it, wherever it was enqueued and wherever it runs, or `nil` when the store
+    /// holds no such operation.
+    ///
+    /// ``DataPoint/handle(for:)`` calls it for an operation that its DataPoint does not hold: the handle it returns
+    /// settles when the store reports the operation's outcome, as the handle of an operation enqueued here does.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: The operation with its snapshot, the attempts it has had, when it was enqueued, and its outcome once
+    ///   it has one.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
+    func operation(_ id: UUID) async throws -> StoredOperation?
+
     /// Cancels an operation that this process does not hold, wherever it is: one that waits ends cancelled at once,
     /// its dependents with it; one that runs in another process is cancelled there, through
     /// ``SharedLink/cancel(_:)``.

@@ -104,8 +104,8 @@ extension DataPoint {
     ///   ``RelayError/Code/typeMismatch`` when it is of another kind.
     public nonisolated func handle<Operation: TypedOperation>(
         for id: UUID, as type: Operation.Type
-    ) throws -> TypedHandle<Operation> {
-        let handle = try handle(for: id)
+    ) async throws -> TypedHandle<Operation> {
+        let handle = try await handle(for: id)
         guard handle.record.operation.kind == Operation.kind else {
             throw RelayError(
                 .typeMismatch, "operation \(id) is of kind \(handle.record.operation.kind), not \(Operation.kind)",

@@ -96,11 +96,11 @@ struct TypedOperationTests {
                 let square = Square()
                 point.register(square)
                 #expect(try point.model(Customer.self, id: "ada")?.name == "Ada")
-                let handle = try point.handle(for: call.id, as: Square.self)
+                let handle = try await point.handle(for: call.id, as: Square.self)
                 _ = try await point.resume()
                 #expect(try await handle.value == .init(value: 36))
                 #expect(square.attempts.all == [6])
-                #expect(throws: RelayError.self) { try point.handle(for: UUID(), as: Square.self) }
+                await #expect(throws: RelayError.self) { try await point.handle(for: UUID(), as: Square.self) }
             }
         }
     }
@@ -140,7 +140,7 @@ struct TypedOperationTests {
             let echoed = try await point.enqueue(CallOperation(kind: .echo, payload: Data("no".utf8)))
             let decoding = await #expect(throws: RelayError.self) { try await TypedHandle<Square>(echoed).value }
             #expect(decoding?.code == .operationEncoding)
-            #expect(throws: RelayError.self) { try point.handle(for: echoed.id, as: Square.self) }
+            await #expect(throws: RelayError.self) { try await point.handle(for: echoed.id, as: Square.self) }
         }
     }
 }

@@ -188,6 +188,11 @@ public final class PostgresFleetStorage: SharedStorage {
         return counts
     }
 
+    /// Operation `id` as the database holds it, from any process; see ``SharedStorage/operation(_:)``.
+    public func operation(_ id: UUID) async throws -> StoredOperation? {
+        try await queue.operation(id)
+    }
+
     /// Cancels an operation this process does not hold, from any process; see ``SharedStorage/cancel(_:)``.
     ///
     /// One that waits ends cancelled before this returns, its dependents with it; for one that runs elsewhere, this

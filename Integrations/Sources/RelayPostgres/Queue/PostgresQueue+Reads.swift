@@ -31,6 +31,32 @@ extension PostgresQueue {
         }
     }
 
+    /// Operation `id` as the database holds it, with its outcome once it has one, or `nil` when it is not stored.
+    func operation(_ id: UUID) async throws -> StoredOperation? {
+        try await Self.mapping("reading operation \(id)") {
+            var found: StoredOperation?
+            for (body, snapshot, attempts, enqueuedAt, startedAt, finishedAt, state, result) in try await read(
+                "reading operation \(id)",
+                """
+                SELECT body, snapshot, attempts, enqueued_at, started_at, finished_at, state,
+                    CASE WHEN state >= 3 THEN result END
+                FROM relay_operations WHERE id = \(id)
+                """
+            ).map({ try $0.decode((ByteBuffer, Int64, Int32, Date, Date?, Date?, Int16, ByteBuffer?).self) }) {
+                guard PostgresOperationState(rawValue: state) != nil else {
+                    throw RelayError(.corruptStore, "operation \(id) has state \(state), which no Relay writes")
+                }
+                found = StoredOperation(
+                    operation: try CallOperation(encoded: Data(body.readableBytesView)),
+                    snapshot: UInt64(snapshot), attempts: Int(attempts), enqueuedAt: enqueuedAt,
+                    firstStartedAt: startedAt,
+                    result: try result.map { try CallResult(encoded: Data($0.readableBytesView)) },
+                    finishedAt: finishedAt)
+            }
+            return found
+        }
+    }
+
     /// The outcomes of those of `ids` that have ended, and those of `ids` the database does not hold.
     ///
     /// An absent operation is one whose commit is not committed yet, or never will be: see
