@@ -103,22 +103,13 @@ final class RemoteOutcomes: Sendable {
         for record in failed { record.settle(.failure(error)) }
     }
 
-    /// Those of `ids` whose commits returned and whose handles await an outcome, in their order.
-    func committed(among ids: [UUID]) -> [UUID] {
+    /// Those of `ids` whose outcomes are awaited, in their order; with `committedOnly`, only those whose commits
+    /// returned, which have handles attached.
+    func awaited(among ids: [UUID], committedOnly: Bool = false) -> [UUID] {
         entries.withLock { entries in
             ids.filter { id in
                 guard case .waiting(let records) = entries?[id] else { return false }
-                return !records.isEmpty
-            }
-        }
-    }
-
-    /// Those of `ids` whose outcomes are awaited, in their order.
-    func awaited(among ids: [UUID]) -> [UUID] {
-        entries.withLock { entries in
-            ids.filter { id in
-                guard case .waiting = entries?[id] else { return false }
-                return true
+                return !committedOnly || !records.isEmpty
             }
         }
     }

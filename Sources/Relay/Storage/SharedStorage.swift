@@ -142,7 +142,7 @@ public struct SharedLink: Sendable {
     ///
     /// - Parameter ids: Operations the store does not hold.
     /// - Returns: The ones whose commits returned.
-    public func committed(among ids: [UUID]) -> [UUID] { core.remote.committed(among: ids) }
+    public func committed(among ids: [UUID]) -> [UUID] { core.remote.awaited(among: ids, committedOnly: true) }
 
     /// Ends the wait of the handles here for operations that will never run, such as those whose commit joined a
     /// transaction that rolled back.
