@@ -46,8 +46,9 @@ extension DataPoint {
             while let next = try await group.next() {
                 if let result = next { return result }
                 // Idle: the outcome may have come with the same step; otherwise nothing moves it any more.
-                if case .finished(let result) = handle.status?.state { return result }
-                let waiting = handle.status.map { "\($0.state)" } ?? "unknown"
+                let status = try await handle.status
+                if case .finished(let result) = status?.state { return result }
+                let waiting = status.map { "\($0.state)" } ?? "unknown"
                 throw StalledTest(
                     operations: [handle.id],
                     message: "operation \(handle.id) is \(waiting), and nothing can move without the test: the "

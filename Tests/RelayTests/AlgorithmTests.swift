@@ -20,7 +20,7 @@ struct AlgorithmTests {
             await point.settled()
             let quickStarted = recorder.startOrder().contains(quick.id)
             if algorithm == .commitGraph {
-                #expect(point.status(of: quick.id)?.state == .pending(.earlierCommit))
+                #expect(try await point.status(of: quick.id)?.state == .pending(.earlierCommit))
             }
             gate.open()
             _ = try await slow.value
@@ -99,7 +99,7 @@ struct AlgorithmTests {
             await gate.waitForArrivals(1)
             let quick = try await point.enqueue(CallOperation(kind: .echo))
             await point.settled()
-            #expect(point.status(of: quick.id)?.state == .pending(.earlierCommit))
+            #expect(try await point.status(of: quick.id)?.state == .pending(.earlierCommit))
             try await data.setAlgorithm(.flat)
             #expect(try await quick.value == Data())
             try await data.setAlgorithm(.commitGraph)
@@ -121,7 +121,7 @@ struct AlgorithmTests {
             try await data.resume()
             await gate.waitForArrivals(1)
             await point.settled()
-            #expect(later.status?.state == .pending(.earlierCommit))
+            #expect(try await later.status?.state == .pending(.earlierCommit))
             gate.open()
             _ = try await slow.value
             #expect(try await later.value == Data())

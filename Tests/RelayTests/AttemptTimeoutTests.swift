@@ -24,7 +24,7 @@ struct AttemptTimeoutTests {
             // The timer loop sleeps until the deadline once the attempt has armed it.
             await clock.waitForSleepers(1)
             clock.advance(by: .milliseconds(1999))
-            #expect(handle.status?.state == .running(attempt: 1))
+            #expect((try await handle.status)?.state == .running(attempt: 1))
             clock.advance(by: .milliseconds(1))
             let failure = CallFailure(reason: "no answer within 2 seconds", attempts: 1)
             #expect(try await handle.outcome == .failed(failure))

@@ -80,7 +80,7 @@ struct BadInputTests {
             #expect(recorder.events.isEmpty)
             #expect(point.metrics() == metrics)
             #expect(point.pipeline.lastSnapshot == snapshot)
-            #expect(point.status(of: known.id)?.state == .pending(.suspended))
+            #expect(try await point.status(of: known.id)?.state == .pending(.suspended))
             #expect(await point.sequence(named: .data)?.bunchSize == 1)
         }
     }
@@ -129,7 +129,7 @@ struct BadInputTests {
             let error = await #expect(throws: RelayError.self) { try await reopened.enqueue([restored, oversized]) }
             #expect(error?.code == .payloadTooLarge)
             #expect(error?.operationIDs.first == oversized.id)
-            #expect(reopened.status(of: oversized.id) == nil)
+            #expect(try await reopened.status(of: oversized.id) == nil)
             try await reopened.shutdown()
         }
     }

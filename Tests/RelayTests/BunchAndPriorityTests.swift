@@ -42,7 +42,7 @@ struct BunchAndPriorityTests {
             await point.settled()
             #expect(point.metrics().running == 5)
             #expect(recorder.startOrder() == handles.prefix(5).map(\.id))
-            #expect(handles.dropFirst(5).allSatisfy { point.status(of: $0.id)?.state == .pending(.ready) })
+            #expect(try await point.states(of: handles.dropFirst(5).map(\.id)).allSatisfy { $0 == .pending(.ready) })
             gate.open()
             for handle in handles { _ = try await handle.value }
             #expect(recorder.startOrder() == handles.map(\.id))
@@ -74,7 +74,7 @@ struct BunchAndPriorityTests {
             let slow = try await point.enqueue(CallOperation(kind: .gated))
             let fast = try await point.enqueue(CallOperation(kind: .noop))
             _ = try await fast.value
-            #expect(point.status(of: slow.id)?.state == .running(attempt: 1))
+            #expect(try await point.status(of: slow.id)?.state == .running(attempt: 1))
             gate.open()
             _ = try await slow.value
             let finishes = recorder.events.filter(\.kind.isTerminal).compactMap(\.operationID)

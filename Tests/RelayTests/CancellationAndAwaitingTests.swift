@@ -89,7 +89,7 @@ struct CancellationAndAwaitingTests {
             await gate.waitForArrivals(1)
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
-            #expect(handle.status?.state == .running(attempt: 1))
+            #expect((try await handle.status)?.state == .running(attempt: 1))
             gate.open()
             #expect(try await handle.value == Data("kept".utf8))
         }
@@ -127,7 +127,7 @@ struct CancellationAndAwaitingTests {
             let operation = CallOperation(kind: .echo, payload: Data("v".utf8))
             let value = try await point.execute(operation)
             #expect(value == Data("v".utf8))
-            #expect(point.status(of: operation.id)?.state == .finished(.completed(Data("v".utf8))))
+            #expect(try await point.status(of: operation.id)?.state == .finished(.completed(Data("v".utf8))))
         }
     }
 
@@ -227,7 +227,7 @@ struct CancellationAndAwaitingTests {
         #expect(outcomes.all.count == 100)
         #expect(outcomes.all.allSatisfy { $0 == "shutdown" })
         // Pending operations stay stored; awaiting after shutdown also resumes at once.
-        #expect(point.status(of: handles[0].id)?.state == .pending(.suspended))
+        #expect(try await point.status(of: handles[0].id)?.state == .pending(.suspended))
         let late = await #expect(throws: RelayError.self) { try await handles[0].value }
         #expect(late?.code == .shutdown)
     }
@@ -266,8 +266,8 @@ struct CancellationAndAwaitingTests {
             // window ends.
             clock.advance(by: .seconds(6))
             await clock.waitForSleepers(1)
-            #expect(older.status == nil)
-            #expect(younger.status?.state == .finished(.completed(Data())))
+            #expect(try await older.status == nil)
+            #expect(try await younger.status?.state == .finished(.completed(Data())))
             let reattach = await #expect(throws: RelayError.self) { try await point.handle(for: older.id) }
             #expect(reattach?.code == .unknownOperation)
             #expect(try await older.value == Data("older".utf8))
@@ -286,7 +286,7 @@ struct CancellationAndAwaitingTests {
             clock.advance(by: .seconds(11))
             // A commit forgets the finished operations whose window has passed, if the timer loop has not yet.
             try await point.enqueue(CallOperation(kind: .noop))
-            #expect(handle.status == nil)
+            #expect((try await handle.status) == nil)
             #expect(try await handle.value == Data("kept".utf8))
             let reattach = await #expect(throws: RelayError.self) { try await point.handle(for: handle.id) }
             #expect(reattach?.code == .unknownOperation)

@@ -37,14 +37,14 @@ struct CrashRecoveryTests {
             point.register(YieldingWork(), for: "work")
             try await point.upsertCallSequence(CallSequence(name: .data, bunchSize: 8))
             for id in acknowledged {
-                #expect(point.status(of: id) != nil, "acknowledged operation \(id) was lost")
+                #expect(try await point.status(of: id) != nil, "acknowledged operation \(id) was lost")
             }
             let report = try #require(point.recoveryReport)
             let stored = inspected.state.operations.map(\.operation.id)
             try await run(point, until: stored)
             var rerun = 0
             for id in stored {
-                let status = try #require(point.status(of: id))
+                let status = try #require(try await point.status(of: id))
                 #expect(status.state == .finished(.completed(status.state.payload)), "\(id) did not complete")
                 #expect(status.attempts >= 1)
                 if status.attempts >= 2 { rerun += 1 }

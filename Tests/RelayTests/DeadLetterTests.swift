@@ -39,7 +39,7 @@ struct DeadLetterTests {
 
             clock.advance(by: .seconds(11))
             try await point.enqueue(CallOperation(kind: .noop))
-            #expect(point.status(of: completed.id) == nil)
+            #expect(try await point.status(of: completed.id) == nil)
             let deadLetters = try point.operations(.deadLetters()).statuses
             #expect(deadLetters.map(\.id) == [failed.id, cancelled.id])
             guard case .finished(.failed(let failure)) = deadLetters.first?.state else {
@@ -53,7 +53,7 @@ struct DeadLetterTests {
             clock.advance(by: .seconds(90))
             try await point.enqueue(CallOperation(kind: .noop))
             #expect(try ids(.deadLetters(), of: point).isEmpty)
-            #expect(point.status(of: failed.id) == nil)
+            #expect(try await point.status(of: failed.id) == nil)
         }
     }
 
@@ -85,12 +85,12 @@ struct DeadLetterTests {
                 _ = try? await point.execute(failed)
             }
             try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
-                #expect(point.status(of: completed.id) == nil)
+                #expect(try await point.status(of: completed.id) == nil)
                 #expect(try ids(.deadLetters(), of: point) == [failed.id])
                 let handle = try await point.handle(for: failed.id)
                 #expect(try await point.purge([failed.id, UUID()]) == 1)
                 #expect(try ids(.deadLetters(), of: point).isEmpty)
-                #expect(point.status(of: failed.id) == nil)
+                #expect(try await point.status(of: failed.id) == nil)
                 // A live handle keeps its outcome.
                 guard case .failed = try await handle.outcome else {
                     Issue.record("the purged operation's handle lost its outcome")
@@ -102,7 +102,7 @@ struct DeadLetterTests {
             try await DataPoint.with(storage: .file(at: folder.url), configuration: configuration) { point in
                 let listed = try ids(.deadLetters(), of: point)
                 #expect(listed.isEmpty)
-                #expect(point.status(of: failed.id) == nil)
+                #expect(try await point.status(of: failed.id) == nil)
             }
         }
     }
@@ -148,8 +148,8 @@ struct DeadLetterTests {
             gate.open()
             _ = try await handles[0].value
             try await point.enqueue(CallOperation(kind: .noop))
-            #expect(point.status(of: dependent.id) == nil)
-            #expect(point.status(of: dependency.id) != nil)
+            #expect(try await point.status(of: dependent.id) == nil)
+            #expect(try await point.status(of: dependency.id) != nil)
         }
     }
 
@@ -185,7 +185,7 @@ struct DeadLetterTests {
                 try await point.enqueue(order)
                 for await event in events where event.kind.isRetryScheduled && event.operationID == order.id { break }
                 #expect(try await point.cancel(order.id))
-                let status = try #require(point.status(of: order.id))
+                let status = try #require(try await point.status(of: order.id))
                 #expect(status.state == .finished(.cancelled(.requested)))
                 #expect(status.lastFailure?.response?.status == 503)
                 #expect(status.lastFailure?.response?.rawString == "down for maintenance")

@@ -63,7 +63,8 @@ struct DependencyTests {
             #expect(error?.code == .dependencyCycle)
             #expect(Set(error?.operationIDs ?? []) == [a, b, c])
             #expect(error?.message.contains(a.uuidString) == true)
-            #expect([a, b, c].allSatisfy { point.status(of: $0) == nil })
+            let states = try await point.states(of: [a, b, c])
+            #expect(states.allSatisfy { $0 == nil })
             #expect(point.pipeline.lastSnapshot == 0)
             #expect(storage.records.count == recordsBefore)
             #expect(recorder.events.isEmpty)
@@ -79,7 +80,8 @@ struct DependencyTests {
             }
             #expect(error?.code == .dependencyCycle)
             #expect(error?.operationIDs == [id])
-            #expect(point.status(of: id) == nil)
+            let status = try await point.status(of: id)
+            #expect(status == nil)
         }
     }
 
@@ -91,7 +93,8 @@ struct DependencyTests {
             let error = await #expect(throws: RelayError.self) { try await point.enqueue(operation) }
             #expect(error?.code == .unknownDependency)
             #expect(error?.operationIDs == [operation.id, missing])
-            #expect(point.status(of: operation.id) == nil)
+            let status = try await point.status(of: operation.id)
+            #expect(status == nil)
         }
     }
 

@@ -20,18 +20,18 @@ struct DurabilityTests {
             point.registerBasics()
             try await point.suspend()
             try await point.enqueue([first, waiting])
-            let snapshot = try #require(point.status(of: first.id)).snapshot
+            let snapshot = try #require(try await point.status(of: first.id)).snapshot
             try await point.shutdown()
 
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             reopened.registerBasics()
-            #expect(reopened.status(of: first.id)?.snapshot == snapshot)
-            #expect(reopened.status(of: waiting.id) != nil)
+            #expect(try await reopened.status(of: first.id)?.snapshot == snapshot)
+            #expect(try await reopened.status(of: waiting.id) != nil)
             let later = try await reopened.enqueue(CallOperation(kind: .noop))
-            #expect(try #require(reopened.status(of: later.id)).snapshot > snapshot)
+            #expect(try #require(try await reopened.status(of: later.id)).snapshot > snapshot)
             _ = try await reopened.resume()
             try await run(reopened, until: [first.id, waiting.id, later.id])
-            #expect(reopened.status(of: waiting.id)?.state == .finished(.completed(Data())))
+            #expect(try await reopened.status(of: waiting.id)?.state == .finished(.completed(Data())))
             try await reopened.shutdown()
         }
     }
@@ -61,9 +61,9 @@ struct DurabilityTests {
                 arrived.open()
             }
             #expect(reopened.recoveryReport?.interruptedOperations == 1)
-            #expect(reopened.status(of: operation.id)?.attempts == 1)
+            #expect(try await reopened.status(of: operation.id)?.attempts == 1)
             try await run(reopened, until: [operation.id])
-            let status = try #require(reopened.status(of: operation.id))
+            let status = try #require(try await reopened.status(of: operation.id))
             #expect(status.state == .finished(.completed(Data("done".utf8))))
             #expect(status.attempts == 2)
             #expect(keys.all == ["order-42", "order-42"])
@@ -97,12 +97,13 @@ struct DurabilityTests {
                 }
             }
             let holdUntil = try #require(holdDates.all.first)
-            #expect(reopened.status(of: held.id)?.state == .pending(.held(until: holdUntil)))
-            #expect(reopened.status(of: retried.id)?.attempts == 1)
-            guard case .pending(let waiting) = reopened.status(of: retried.id)?.state,
+            #expect(try await reopened.status(of: held.id)?.state == .pending(.held(until: holdUntil)))
+            #expect(try await reopened.status(of: retried.id)?.attempts == 1)
+            guard case .pending(let waiting) = try await reopened.status(of: retried.id)?.state,
                 case .retry(let at) = waiting.value
             else {
-                Issue.record("the retry schedule was lost: \(String(describing: reopened.status(of: retried.id)))")
+                Issue.record(
+                    "the retry schedule was lost: \(String(describing: try await reopened.status(of: retried.id)))")
                 return
             }
             #expect(at > reopened.now)
@@ -182,7 +183,7 @@ struct DurabilityTests {
             }
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             for operation in operations {
-                #expect(reopened.status(of: operation.id)?.state == .finished(.completed(Data())))
+                #expect(try await reopened.status(of: operation.id)?.state == .finished(.completed(Data())))
             }
             let expected: ClosedRange<Int> =
                 switch policy.value {
@@ -220,7 +221,7 @@ struct DurabilityTests {
             try await point.shutdown()
 
             let reopened = try await DataPoint(storage: .file(at: folder.url))
-            for operation in operations { #expect(reopened.status(of: operation.id) != nil) }
+            for operation in operations { #expect(try await reopened.status(of: operation.id) != nil) }
             try await reopened.shutdown()
         }
     }

@@ -234,7 +234,7 @@ struct EventTests {
             clock.advance(by: .seconds(1))
             await metricsEnded
             // The streams ended with the operation still running, inside the grace period.
-            #expect(point.status(of: handle.id)?.state == .running(attempt: 1))
+            #expect(try await point.status(of: handle.id)?.state == .running(attempt: 1))
             gate.open()
             try await group.waitForAll()
             #expect(try await handle.outcome == .completed(Data()))

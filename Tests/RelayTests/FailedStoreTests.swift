@@ -29,7 +29,7 @@ struct FailedStoreTests {
             #expect(error?.code == .storageFailure)
             try await point.idle()
             #expect(runs.count.withLock { $0 } == 0)
-            let state = point.status(of: operation.id)?.state
+            let state = try await point.status(of: operation.id)?.state
             #expect(state == .pending(.storeFailed("the disk is gone")), "\(String(describing: state))")
             #expect(state.map { "\($0)" } == "pending (the store failed, nothing more starts: the disk is gone)")
             if case .pending(let waiting) = state {
@@ -72,7 +72,7 @@ struct FailedStoreTests {
             }
             try await point.idle()
             #expect(runs.count.withLock { $0 } == 0)
-            let state = point.status(of: operation.id)?.state
+            let state = try await point.status(of: operation.id)?.state
             #expect(state == .pending(.storeFailed("the disk is gone")), "\(String(describing: state))")
             let busyOutcome = try? await busy.outcome
             #expect(busyOutcome == nil, "the gated operation's end was not written either")

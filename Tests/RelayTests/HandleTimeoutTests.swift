@@ -16,13 +16,13 @@ struct HandleTimeoutTests {
             let waiter = Task { try await handle.value(timeout: .seconds(5)) }
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(4))
-            #expect(handle.status?.state == .running(attempt: 1))
+            #expect((try await handle.status)?.state == .running(attempt: 1))
             clock.advance(by: .seconds(1))
             let error = await #expect(throws: RelayError.self) { try await waiter.value }
             #expect(error?.code == .deadlineExceeded)
             #expect(error?.operationIDs == [handle.id])
             #expect(error?.message.contains("running") == true, "it says where the operation stands")
-            #expect(handle.status?.state == .running(attempt: 1), "the operation goes on")
+            #expect((try await handle.status)?.state == .running(attempt: 1), "the operation goes on")
             gate.open()
             #expect(try await handle.value(timeout: .seconds(5)) == Data("late".utf8))
             #expect(try await handle.outcome(timeout: .zero) == .completed(Data("late".utf8)), "a finished one at once")

@@ -72,7 +72,7 @@ struct IdentityAndCommitTests {
             let (first, _) = try #require(committed.first)
             _ = try await point.enqueue(CallOperation(kind: .noop)).outcome
             try await point.enqueue(CallOperation(kind: .noop))
-            #expect(committed.allSatisfy { point.status(of: $0.0.id) == nil })
+            #expect(try await point.states(of: committed.map(\.0.id)).allSatisfy { $0 == nil })
             await #expect(throws: RelayError.self) { try await point.handle(for: first.id) }
             let again = try await point.enqueue(first)
             #expect(try await again.value == first.payload)
@@ -164,8 +164,8 @@ struct IdentityAndCommitTests {
             let good = CallOperation(kind: .noop)
             let bad = CallOperation(kind: .noop, dependencies: [UUID()])
             await #expect(throws: RelayError.self) { try await point.enqueue([good, bad]) }
-            #expect(point.status(of: good.id) == nil)
-            #expect(point.status(of: bad.id) == nil)
+            #expect(try await point.status(of: good.id) == nil)
+            #expect(try await point.status(of: bad.id) == nil)
             #expect(point.pipeline.lastSnapshot == 0)
             #expect(storage.records.count == recordsBefore)
             #expect(recorder.events.isEmpty)

@@ -19,9 +19,9 @@ struct LifecycleTests {
         await started.waitForArrivals(1)
         engine.cancel()
         try await engine.value
-        #expect(running.status?.state == .pending(.ready))
-        #expect(running.status?.attempts == 1)
-        #expect(waiting.status?.state == .pending(.ready))
+        #expect((try await running.status)?.state == .pending(.ready))
+        #expect((try await running.status)?.attempts == 1)
+        #expect((try await waiting.status)?.state == .pending(.ready))
         let error = await #expect(throws: RelayError.self) { try await running.value }
         #expect(error?.code == .shutdown)
     }
@@ -54,14 +54,14 @@ struct LifecycleTests {
             quick.open()
             #expect(try await finishing.value == Data("q".utf8))
             await clock.waitForSleepers(1)
-            #expect(stubborn.status?.state == .running(attempt: 1))
-            #expect(queued.status?.state == .pending(.ready))
+            #expect(try await stubborn.status?.state == .running(attempt: 1))
+            #expect(try await queued.status?.state == .pending(.ready))
             clock.advance(by: .seconds(10))
             try await group.waitForAll()
         }
-        #expect(stubborn.status?.state == .pending(.ready))
-        #expect(stubborn.status?.attempts == 1)
-        #expect(queued.status?.attempts == 0)
+        #expect(try await stubborn.status?.state == .pending(.ready))
+        #expect(try await stubborn.status?.attempts == 1)
+        #expect(try await queued.status?.attempts == 0)
     }
 
     @Test("S15: a stop that lands amid batches of fast operations runs none twice, and gives back what never ran")
@@ -83,7 +83,7 @@ struct LifecycleTests {
         #expect(counts.values.allSatisfy { $0 == 1 })
         var unfinished = 0
         for operation in operations {
-            let status = try #require(point.status(of: operation.id))
+            let status = try #require(try await point.status(of: operation.id))
             switch status.state {
             case .finished(.completed):
                 #expect(counts[operation.id] == 1)
@@ -154,7 +154,7 @@ struct LifecycleTests {
             return (point, waiting)
         }
         #expect(ran.all.count == 3)
-        #expect(point.status(of: waiting.id)?.state == .pending(.suspended))
+        #expect(try await point.status(of: waiting.id)?.state == .pending(.suspended))
     }
 
     @Test("S15: once stopped, a DataPoint lets go of its executors: one that holds the DataPoint keeps it no longer")
@@ -224,7 +224,7 @@ struct LifecycleTests {
             #expect(droppedSequence == nil, "the sequence outlived its DataPoint")
             // The folder's lock goes with the store, so the same process can open the folder again.
             let reopened = try await DataPoint(storage: .file(at: folder.url))
-            let state = try #require(reopened.status(of: operation.id)).state
+            let state = try #require(try await reopened.status(of: operation.id)).state
             // The sequence was stored with it (S3): only the executor, given at open or not at all, is missing.
             #expect(state == .pending(.executorNotRegistered("echo")))
             #expect(await reopened.sequence(named: "reports")?.bunchSize == 2)

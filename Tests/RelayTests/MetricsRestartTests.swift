@@ -35,7 +35,7 @@ struct MetricsRestartTests {
             let engine = Task { try await point.run() }
             let ids = try await Self.runFive(on: point)
             let before = point.metrics()
-            let operationBefore = try #require(point.status(of: ids[0])?.metrics)
+            let operationBefore = try #require(try await point.status(of: ids[0])?.metrics)
             if crash {
                 // The journal, not a snapshot, then holds what reopening reads.
                 await point.crash()
@@ -46,7 +46,7 @@ struct MetricsRestartTests {
 
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             let after = reopened.metrics()
-            let operationAfter = try #require(reopened.status(of: ids[0])?.metrics)
+            let operationAfter = try #require(try await reopened.status(of: ids[0])?.metrics)
             #expect(operationAfter.runTime == operationBefore.runTime)
             #expect(operationAfter.runTime >= .milliseconds(2))
             // Dates are stored to the microsecond or so; run times to the nanosecond.

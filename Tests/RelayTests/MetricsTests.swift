@@ -95,7 +95,7 @@ struct MetricsTests {
             #expect(metrics.runTime == .seconds(3))
             #expect(metrics.attempts == 1)
             #expect(metrics.finishedAt == enqueuedAt.addingTimeInterval(5))
-            #expect(handle.status?.metrics == metrics)
+            #expect((try await handle.status)?.metrics == metrics)
         }
     }
 
@@ -127,7 +127,7 @@ struct MetricsTests {
             #expect(events[1].description.hasSuffix("\(operation.id) data: started attempt 1"))
             #expect(events[2].kind.description.hasPrefix("completed: 1 attempt, waited 0 ns, ran 0 ns"))
 
-            let status = try #require(point.status(of: operation.id))
+            let status = try #require(try await point.status(of: operation.id))
             #expect(status.state.description == "finished: completed (2 B)")
             #expect(
                 status.description.hasPrefix("\(operation.id) in data, commit 1: finished: completed (2 B); 1 attempt"))

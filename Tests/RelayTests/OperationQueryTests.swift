@@ -81,7 +81,7 @@ struct OperationQueryTests {
             let copy = try #require(point.pipeline.operation(replayed.id))
             #expect(copy.persistentUserInfo == ["shop": "north"])
             #expect(copy.idempotencyKey == original.idempotencyKey)
-            guard case .finished(.failed) = point.status(of: original.id)?.state else {
+            guard case .finished(.failed) = try await point.status(of: original.id)?.state else {
                 Issue.record("the original's terminal state changed")
                 return
             }

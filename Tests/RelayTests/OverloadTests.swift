@@ -24,7 +24,7 @@ struct OverloadTests {
             }
             #expect(error?.code == .overloaded)
             #expect(error?.message.contains("maximumPending is 3") == true, "it says which limit is full")
-            #expect(point.status(of: refused.id) == nil)
+            #expect(try await point.status(of: refused.id) == nil)
             #expect(try point.value(String.self, forKey: "k") == nil, "the transaction's models are not kept")
             // Naming known operations again adds nothing, so it is not refused; a transaction that enqueues
             // nothing never is.
@@ -39,7 +39,7 @@ struct OverloadTests {
             // Restored operations count against the bound.
             let reopened = try await DataPoint(storage: .file(at: folder.url), configuration: configuration)
             reopened.registerBasics()
-            #expect(reopened.status(of: fourth.id) != nil)
+            #expect(try await reopened.status(of: fourth.id) != nil)
             let again = await #expect(throws: RelayError.self) {
                 try await reopened.enqueue(CallOperation(kind: .noop))
             }

@@ -27,7 +27,8 @@ struct SequenceTests {
             let operation = CallOperation(kind: .noop, sequenceName: "nowhere")
             let error = await #expect(throws: RelayError.self) { try await point.enqueue(operation) }
             #expect(error?.code == .unknownSequence)
-            #expect(point.status(of: operation.id) == nil)
+            let status = try await point.status(of: operation.id)
+            #expect(status == nil)
             #expect(point.pipeline.lastSnapshot == 0)
         }
     }
@@ -79,7 +80,7 @@ struct SequenceTests {
         )
         try await withManualPoint(storage: RecordingStorage(stored: stored)) { point, _ in
             #expect(point.pipeline.lastSnapshot == 4)
-            let status = try #require(point.status(of: operation.id))
+            let status = try #require(try await point.status(of: operation.id))
             #expect(status.state == .pending(.sequenceNotRegistered("reports")))
             let enqueueError = await #expect(throws: RelayError.self) {
                 try await point.enqueue(CallOperation(kind: .noop, sequenceName: "reports"))
@@ -99,7 +100,7 @@ struct SequenceTests {
             operations: [StoredOperation(operation: operation, snapshot: 1, enqueuedAt: Date())]
         )
         try await withManualPoint(storage: RecordingStorage(stored: stored)) { point, _ in
-            #expect(point.status(of: operation.id)?.state == .pending(.executorNotRegistered("later")))
+            #expect(try await point.status(of: operation.id)?.state == .pending(.executorNotRegistered("later")))
             point.register(ClosureExecutor { _, _ in .completed(Data("done".utf8)) }, for: "later")
             let handle = try await point.handle(for: operation.id)
             #expect(try await handle.value == Data("done".utf8))
@@ -123,7 +124,7 @@ struct SequenceTests {
             let sequence = try #require(point.sequence(named: "reports"))
             #expect(await sequence.bunchSize == 3)
             #expect(await sequence.algorithm == .commitGraph)
-            #expect(point.status(of: operation.id)?.state == .pending(.ready))
+            #expect(try await point.status(of: operation.id)?.state == .pending(.ready))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await point.run() }
                 #expect(try await point.handle(for: operation.id).value == Data("r".utf8))

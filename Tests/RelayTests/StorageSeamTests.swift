@@ -76,8 +76,8 @@ struct StorageSeamTests {
 
         try await withManualPoint(storage: MediumStorage(on: medium)) { point, _ in
             point.registerBasics()
-            #expect(point.status(of: first.id)?.state == .finished(.completed(Data())))
-            #expect(point.status(of: second.id)?.state == .pending(.held(until: heldUntil)))
+            #expect(try await point.status(of: first.id)?.state == .finished(.completed(Data())))
+            #expect(try await point.status(of: second.id)?.state == .pending(.held(until: heldUntil)))
             try await point.hold(second.id, until: nil)
             #expect(try await point.handle(for: second.id).outcome == .completed(Data()))
         }

@@ -36,7 +36,7 @@ struct StoreCloseTests {
             try Self.unblockSnapshot(in: folder.url)
             let reopened = try await DataPoint(storage: .file(at: folder.url))
             reopened.registerBasics()
-            #expect(reopened.status(of: operation.id)?.state == .pending(.suspended))
+            #expect(try await reopened.status(of: operation.id)?.state == .pending(.suspended))
             try await reopened.shutdown()
         }
     }

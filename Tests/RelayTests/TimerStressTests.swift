@@ -66,7 +66,9 @@ struct TimerStressTests {
                     if stalled { stalled = try await Self.stalls(within: Self.secondChance, awaitAll) }
                     // A stall leaves operations unfinished; a round that a loaded machine (ThreadSanitizer, the
                     // whole suite at once) only made slow has finished them all by the time it is looked at.
-                    let waiting = operations.compactMap { point.status(of: $0.id)?.state }.filter { !$0.isTerminal }
+                    let waiting = try await point.states(of: operations.map(\.id)).compactMap { $0 }.filter {
+                        !$0.isTerminal
+                    }
                     if stalled && !waiting.isEmpty {
                         Issue.record("round \(rounds) stalled: \(waiting.count) operations unfinished: \(waiting)")
                         return

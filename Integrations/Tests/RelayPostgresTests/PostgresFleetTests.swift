@@ -101,8 +101,8 @@ struct PostgresFleetTests {
         }
     }
 
-    @Test("S29: a handle for an operation another process enqueued is found by id, and settles when it ends")
-    func handleForOperationElsewhere() async throws {
+    @Test("S29: an operation another process enqueued is found by id: its status, and a handle that settles")
+    func operationElsewhereFound() async throws {
         let gate = Gate()
         let held = ClosureExecutor { _, _ in
             await gate.wait()
@@ -120,12 +120,19 @@ struct PostgresFleetTests {
                 }
             }
             await gate.waitForArrivals(1)
+            #expect(try await point.status(of: first.id)?.state == .running(attempt: 1))
+            #expect(try await point.status(of: second.id)?.state == .pending(.dependencies(1)))
+            #expect(try await point.status(of: UUID()) == nil)
             let running = try await point.handle(for: first.id)
             let waiting = try await point.handle(for: second.id)
             #expect(running.id == first.id && waiting.id == second.id)
             gate.open()
             #expect(try await running.value == Data("B".utf8))
             #expect(try await waiting.value == Data("B".utf8))
+            // Settled once the outcome is committed, so the database has it now.
+            let status = try #require(try await point.status(of: second.id))
+            #expect(status.state == .finished(.completed(Data("B".utf8))))
+            #expect(status.attempts == 1 && status.sequenceName == Self.right && status.metrics.startedAt != nil)
             let ended = try await point.handle(for: first.id)
             #expect(try await ended.outcome == .completed(Data("B".utf8)), "an ended one's handle settles at once")
             let unknown = await #expect(throws: RelayError.self) { try await point.handle(for: UUID()) }

@@ -37,7 +37,7 @@ struct PostgresStorageTests {
             try await DataPoint.with(storage: .postgres(configuration)) { point in
                 point.register(Self.echo, for: "echo")
                 try point.register(Order.self, as: "orders")
-                #expect(point.status(of: done.id)?.state == .finished(.completed(Data("one".utf8))))
+                #expect(try await point.status(of: done.id)?.state == .finished(.completed(Data("one".utf8))))
                 #expect(try point.model(Order.self, id: "A-1")?.total == 42)
                 #expect(await point.sequence(named: .downloads)?.suspensionCount == 1)
                 _ = try await point.sequence(named: .downloads)?.resume()
@@ -74,9 +74,9 @@ struct PostgresStorageTests {
                     kept, refused, configuration: configuration, client: client, database: database)
             }
             #expect(closing?.code == .storageFailure)
-            try await DataPoint.with(storage: .postgres(configuration)) { point in
-                #expect(point.status(of: kept.id)?.state == .finished(.completed(Data("kept".utf8))))
-                #expect(point.status(of: refused.id) == nil)
+            try await DataPoint.with(storage: .postgres(configuration)) { point throws in
+                #expect(try await point.status(of: kept.id)?.state == .finished(.completed(Data("kept".utf8))))
+                #expect(try await point.status(of: refused.id) == nil)
             }
         }
     }
@@ -97,9 +97,10 @@ struct PostgresStorageTests {
             #expect(error?.code == .storageFailure)
             // Nothing more starts on a store that can no longer record it; the refused operation never runs.
             try await point.idle()
-            guard case .pending(let waiting) = point.status(of: refused.id)?.state, waiting.name == "storeFailed"
+            guard case .pending(let waiting) = try await point.status(of: refused.id)?.state,
+                waiting.name == "storeFailed"
             else {
-                Issue.record("\(String(describing: point.status(of: refused.id)))")
+                Issue.record("\(String(describing: try await point.status(of: refused.id)))")
                 return
             }
         }

@@ -54,7 +54,7 @@ struct RelayServiceTests {
             #expect(try await first.value == Data("done".utf8))
             #expect(try await second.value == Data("done".utf8))
             try await tasks.waitForAll()
-            #expect(queued.status?.state.isTerminal == false, "it stays stored, pending")
+            #expect(try await queued.status?.state.isTerminal == false, "it stays stored, pending")
         }
         let error = await #expect(throws: RelayError.self) { try await point.ready() }
         #expect(error?.code == .shutdown)
@@ -81,7 +81,7 @@ struct RelayServiceTests {
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(5))
             try await tasks.waitForAll()
-            #expect(stubborn.status?.state.isTerminal == false, "interrupted, it stays stored to run again")
+            #expect(try await stubborn.status?.state.isTerminal == false, "interrupted, it stays stored to run again")
         }
     }
 

@@ -149,7 +149,8 @@ extension DataPoint {
         }
         let (end, overflow) = core.clock.now.addingReportingOverflow(max(.zero, deadline).relayNanoseconds)
         if try await handle.outcome(before: overflow ? .max : end) != nil { return handle }
-        let status = handle.status
+        // Read for the message only: a store that cannot be read leaves it out.
+        let status = (try? await handle.status) ?? nil
         // It may have finished in the meantime, which the cancel then leaves as it is.
         guard try await cancel(operation.id) else { return handle }
         let waiting =
@@ -253,14 +254,21 @@ extension DataPoint {
     /// An operation's current state, or `nil` when no such operation is known; the one way to read a status by id
     /// (a handle reads its own, ``CallHandle/status``, the same way).
     ///
-    /// On a shared store (see ``SharedStorage``), it answers for the operations this DataPoint holds: those it claimed
-    /// to run, and their neighbours in its graph. ``handle(for:)`` reaches an operation wherever it is.
+    /// On a shared store (see ``SharedStorage``), an operation this DataPoint does not hold is looked up in the store,
+    /// wherever it was enqueued and wherever it runs.
+    ///
+    /// ```swift
+    /// if let status = try await point.status(of: id), case .pending(let waiting) = status.state {
+    ///     print("waiting for", waiting)
+    /// }
+    /// ```
     ///
     /// - Parameter id: The operation's id.
     /// - Returns: Its status.
-    public nonisolated func status(of id: UUID) -> CallStatus? {
-        let now = core.clock.now
-        return core.readWithDirectory { $0.status(of: id, in: $1, now: now) }
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when a shared store cannot be read; a
+    ///   DataPoint on its own store never throws here.
+    public nonisolated func status(of id: UUID) async throws -> CallStatus? {
+        try await core.status(of: id)
     }
 
     /// Every event from now on, in a stream of its own with a bounded buffer.

@@ -72,8 +72,11 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         let clock = core.clock
         let (end, overflow) = clock.now.addingReportingOverflow(max(.zero, timeout).relayNanoseconds)
         if let result = try await outcome(before: overflow ? .max : end) { return result }
+        // Read for the message only: a store that cannot be read leaves it out.
         let state =
-            status.map { " It is \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")." } ?? ""
+            ((try? await status) ?? nil).map {
+                " It is \($0.state) after \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")."
+            } ?? ""
         throw RelayError(
             .deadlineExceeded, "operation \(id) did not finish within \(timeout.readable); it goes on.\(state)",
             operationIDs: [id])
@@ -123,9 +126,12 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// The operation's current state, or `nil` once the pipeline has forgotten it after its retention window.
+    /// The operation's current state, or `nil` once the pipeline has forgotten it after its retention window; as
+    /// ``DataPoint/status(of:)`` reads it.
+    ///
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when a shared store cannot be read.
     public var status: CallStatus? {
-        core.readWithDirectory { $0.status(of: id, in: $1, now: core.clock.now) }
+        get async throws { try await core.status(of: id) }
     }
 
     /// The operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to

@@ -56,6 +56,19 @@ extension PipelineCore {
         return record
     }
 
+    /// The status of an operation: as this DataPoint holds it, or else as a shared store holds it.
+    func status(of id: UUID) async throws(RelayError) -> CallStatus? {
+        let now = clock.now
+        if let status = readWithDirectory({ $0.status(of: id, in: $1, now: now) }) { return status }
+        guard let shared else { return nil }
+        do {
+            return try await shared.status(of: id)
+        } catch {
+            throw error as? RelayError
+                ?? RelayError(.storageFailure, "the shared store did not read \(id): \(String(reflecting: error))")
+        }
+    }
+
     /// Adds operations the shared store claimed for this process to the graph, to run.
     ///
     /// - Returns: The results of those that finished here already; see ``SharedLink/run(_:)``.

@@ -3,7 +3,7 @@ import Foundation
 /// A snapshot of one operation's state, as the pipeline sees it at the moment of the query.
 ///
 /// ```swift
-/// if let status = point.status(of: id), case .pending(let waiting) = status.state {
+/// if let status = try await point.status(of: id), case .pending(let waiting) = status.state {
 ///     print("waiting for", waiting)
 /// }
 /// ```
@@ -149,6 +149,30 @@ public struct CallStatus: Sendable, Hashable {
     /// It stays after the operation ends, so that a cancelled dead letter still says why its attempts failed; a
     /// failed operation's own ``CallFailure`` is in its ``state``.
     public let lastFailure: CallFailure?
+
+    /// Creates a status, as a store that holds operations of other processes reads it (see
+    /// ``SharedStorage/status(of:)``).
+    ///
+    /// - Parameters:
+    ///   - id: The operation's id.
+    ///   - sequenceName: Its sequence.
+    ///   - snapshot: The commit that enqueued it.
+    ///   - state: Where it stands.
+    ///   - attempts: The attempts it has had.
+    ///   - metrics: Its timing.
+    ///   - lastFailure: The failure of its last attempt that asked for a retry, if known.
+    public init(
+        id: UUID, sequenceName: CallSequence.Name, snapshot: UInt64, state: State, attempts: Int, metrics: CallMetrics,
+        lastFailure: CallFailure? = nil
+    ) {
+        self.id = id
+        self.sequenceName = sequenceName
+        self.snapshot = snapshot
+        self.state = state
+        self.attempts = attempts
+        self.metrics = metrics
+        self.lastFailure = lastFailure
+    }
 }
 
 extension CallStatus: CustomStringConvertible {

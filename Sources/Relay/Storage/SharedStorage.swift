@@ -60,6 +60,17 @@ public protocol SharedStorage: Storage {
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
     func operation(_ id: UUID) async throws -> StoredOperation?
 
+    /// Where operation `id` stands as the store holds it, wherever it was enqueued and wherever it runs, or `nil` when
+    /// the store holds no such operation.
+    ///
+    /// ``DataPoint/status(of:)`` and ``CallHandle/status`` call it for an operation that their DataPoint does not
+    /// hold.
+    ///
+    /// - Parameter id: The operation's id.
+    /// - Returns: Its status: waiting (and why, as far as the store knows), running, or ended.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
+    func status(of id: UUID) async throws -> CallStatus?
+
     /// Cancels an operation that this process does not hold, wherever it is: one that waits ends cancelled at once,
     /// its dependents with it; one that runs in another process is cancelled there, through
     /// ``SharedLink/cancel(_:)``.

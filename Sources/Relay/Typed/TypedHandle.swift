@@ -47,5 +47,7 @@ public struct TypedHandle<Operation: TypedOperation>: Sendable, Hashable, Identi
     }
 
     /// The operation's current state; see ``CallHandle/status``.
-    public var status: CallStatus? { handle.status }
+    public var status: CallStatus? {
+        get async throws { try await handle.status }
+    }
 }

@@ -73,9 +73,10 @@ struct PlanRunner: Sendable {
         }
         var finishedEarlier: [UUID: CallResult] = [:]
         for entry in record.calls {
-            if case .finished(let result) = point.status(of: entry.operation)?.state {
+            let status = try await point.status(of: entry.operation)
+            if case .finished(let result) = status?.state {
                 finishedEarlier[entry.operation] = result
-            } else if point.status(of: entry.operation) == nil {
+            } else if status == nil {
                 // Forgotten once its 30 days of retention passed, however it ended: counted as done, not sent again.
                 finishedEarlier[entry.operation] = .skipped
             }
@@ -90,7 +91,8 @@ struct PlanRunner: Sendable {
         var final = await reported
         // Calls that finished during the grace period ended after the event stream did: the store has them.
         for entry in record.calls {
-            guard let status = point.status(of: entry.operation), case .finished(let result) = status.state else {
+            guard let status = try await point.status(of: entry.operation), case .finished(let result) = status.state
+            else {
                 continue
             }
             final.settle(entry.operation, result, runTime: status.metrics.runTime)

@@ -59,7 +59,7 @@ struct RecipesTests {
             try await point.idle()
             try await RecipesSnippets.deadLetters(point)
             try await point.idle()
-            #expect(point.status(of: conflict.id) == nil)
+            #expect(try await point.status(of: conflict.id) == nil)
             #expect(point.operationCounts() == [.failed: 1, .completed: 1])
         }
     }

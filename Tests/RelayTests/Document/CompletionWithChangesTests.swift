@@ -76,7 +76,7 @@ struct CompletionWithChangesTests {
                 _ = try await point.enqueue(operation).value
             }
             try reopened.register(Order.self, as: "orders")
-            #expect(reopened.status(of: operation.id)?.state.isTerminal == true)
+            #expect(try await reopened.status(of: operation.id)?.state.isTerminal == true)
             #expect(try reopened.model(Order.self, id: order.id) == order)
             try await reopened.shutdown()
         }

@@ -41,7 +41,7 @@ struct DocumentCrashTests {
                 let transaction = try #require(Int(line[1]))
                 let id = try #require(UUID(uuidString: String(line[2])))
                 #expect(halves[transaction]?.count == 2, "acknowledged transaction \(transaction) was lost")
-                #expect(point.status(of: id) != nil, "the operation of transaction \(transaction) was lost")
+                #expect(try await point.status(of: id) != nil, "the operation of transaction \(transaction) was lost")
             }
             try await point.shutdown()
         }

@@ -32,7 +32,7 @@ struct DocumentPersistenceTests {
             // The journal replayed both transactions whole: the models and the operation of the second one together.
             try reopened.register(Order.self, as: "orders")
             #expect(try reopened.models(Order.self) == [kept])
-            #expect(reopened.status(of: notify.id) != nil)
+            #expect(try await reopened.status(of: notify.id) != nil)
             try await reopened.shutdown()
 
             // The close compacted the journal into the snapshot, which now holds the models.

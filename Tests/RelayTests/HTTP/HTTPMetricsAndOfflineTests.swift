@@ -20,7 +20,7 @@ struct HTTPMetricsAndOfflineTests {
             clock.advance(by: .seconds(2))
             server.releaseStalled()
             #expect(try await handle.response.status == 201)
-            let metrics = try #require(point.status(of: handle.id)?.metrics)
+            let metrics = try #require(try await point.status(of: handle.id)?.metrics)
             #expect(metrics.httpStatus == 201)
             #expect(metrics.bytesSent == body.count)
             #expect(metrics.bytesReceived == answer.utf8.count)
@@ -93,7 +93,8 @@ struct HTTPMetricsAndOfflineTests {
             #expect(report?.error?.contains("lost before a response") == true)
 
             let origin = "127.0.0.1:\(server.port)"
-            guard case .pending(let waiting) = point.status(of: handle.id)?.state, let reason = waiting.reason else {
+            guard case .pending(let waiting) = try await point.status(of: handle.id)?.state, let reason = waiting.reason
+            else {
                 Issue.record("expected the operation to wait for its destination")
                 return
             }
@@ -104,7 +105,7 @@ struct HTTPMetricsAndOfflineTests {
 
             clock.advance(by: .milliseconds(250))
             #expect(try await handle.response.status == 201)
-            #expect(point.status(of: handle.id)?.attempts == 1)
+            #expect(try await point.status(of: handle.id)?.attempts == 1)
             #expect(await point.sequence(named: .data)?.offlineReason == nil)
             #expect(point.metrics().total.offline == 0)
         }
@@ -124,11 +125,12 @@ struct HTTPMetricsAndOfflineTests {
             let handle = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: url)))
             let offline = await recorder.waitFor { $0.kind.isOffline }
             #expect(offline.first.map { "\($0.kind)" }?.contains("does not resolve") == true)
-            #expect(point.status(of: handle.id)?.attempts == 0)
+            #expect(try await point.status(of: handle.id)?.attempts == 0)
             // Another destination of the same sequence (a bunch of one) goes on while the first waits.
             let next = try await point.enqueue(CallOperation.http(HTTPCall(method: .post, url: server.url("/orders"))))
             #expect(try await next.response.status == 201)
-            guard case .pending(let waiting) = point.status(of: handle.id)?.state, let reason = waiting.reason else {
+            guard case .pending(let waiting) = try await point.status(of: handle.id)?.state, let reason = waiting.reason
+            else {
                 Issue.record("expected the call to the unknown host to wait for it")
                 return
             }

@@ -64,8 +64,8 @@ struct HTTPOfflineDestinationTests {
                 let id = try #require(offline.first?.operationID ?? recorder.events.first?.operationID)
                 clock.advance(by: .seconds(10))
                 try await group.waitForAll()
-                guard case .finished(.cancelled) = point.status(of: id)?.state else {
-                    Issue.record("the call was not cancelled: \(String(describing: point.status(of: id)))")
+                guard case .finished(.cancelled) = try await point.status(of: id)?.state else {
+                    Issue.record("the call was not cancelled: \(String(describing: try await point.status(of: id)))")
                     return
                 }
             }
@@ -84,7 +84,7 @@ struct HTTPOfflineDestinationTests {
                 CallOperation.http(HTTPCall(method: .post, url: server.url("/orders")), retryPolicy: policy))
             for round in 1...OfflineDestinations.freeRounds {
                 _ = await recorder.waitFor(round) { $0.kind.isOffline }
-                #expect(point.status(of: handle.id)?.attempts == 0)
+                #expect(try await point.status(of: handle.id)?.attempts == 0)
                 clock.advance(by: .milliseconds(250))
             }
             _ = await recorder.waitFor { $0.kind.isRetryScheduled }

@@ -100,7 +100,7 @@ struct HTTPRetryTests {
                 post(server.url("/slow"), timeout: .milliseconds(300), retry: .never))
             await server.waitForRequests(1)
             clock.advance(by: .milliseconds(299))
-            #expect(point.status(of: handle.id)?.state == .running(attempt: 1))
+            #expect(try await point.status(of: handle.id)?.state == .running(attempt: 1))
             clock.advance(by: .milliseconds(1))
             let error = await #expect(throws: RelayError.self) { _ = try await handle.value }
             #expect(error?.message.contains("timed out after 0.3 seconds") == true)
@@ -151,7 +151,7 @@ struct HTTPRetryTests {
             clock.advance(by: .milliseconds(250))
             for handle in handles { #expect(try await handle.response.status == 201) }
             #expect(recorder.events.contains { $0.kind.isOnline && $0.sequenceName == .data })
-            for operation in operations { #expect(point.status(of: operation.id)?.attempts == 1) }
+            for operation in operations { #expect(try await point.status(of: operation.id)?.attempts == 1) }
         }
         let keys = server.requests(to: "/orders").compactMap(\.idempotencyKey)
         // Exactly once as the server sees it: one request per operation, under its own key.
@@ -171,7 +171,7 @@ extension HTTPRetryTests {
                 try await point.enqueue(operation)
                 _ = await recorder.waitFor { $0.kind.isOffline }
             }
-            let status = try #require(reopened.status(of: operation.id))
+            let status = try #require(try await reopened.status(of: operation.id))
             #expect(status.attempts == 0)
             #expect(reopened.recoveryReport?.interruptedOperations == 0)
             try await reopened.shutdown()
@@ -196,7 +196,7 @@ extension HTTPRetryTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await reopened.run() }
                 #expect(try await reopened.handle(for: operation.id).response.status == 201)
-                #expect(reopened.status(of: operation.id)?.attempts == 2)
+                #expect(try await reopened.status(of: operation.id)?.attempts == 2)
                 try await reopened.shutdown()
                 try await group.waitForAll()
             }

@@ -150,7 +150,7 @@ struct HTTPSecretAndFileTests {
                 let handle = try await point.enqueue(
                     CallOperation.http(HTTPCall(url: server.url("/large"), destination: destination)))
                 #expect(try await handle.response.status == 200)
-                #expect(handle.status?.metrics.bytesReceived == size)
+                #expect((try await handle.status)?.metrics.bytesReceived == size)
             }
             let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
             #expect(attributes[.size] as? Int == size)
@@ -170,7 +170,7 @@ struct HTTPSecretAndFileTests {
                 let error = await #expect(throws: RelayError.self) { try await handle.value }
                 #expect(error?.code == .operationFailed)
                 #expect(error?.message.contains("is a folder") == true, "\(String(describing: error))")
-                #expect(handle.status?.attempts == 1)
+                #expect((try await handle.status)?.attempts == 1)
             }
         }
         #expect(server.requests.isEmpty)
@@ -245,7 +245,7 @@ struct HTTPSecretAndFileTests {
             // Reopened without it: the authorizer comes in the body, after the restored calls could have started.
             try await DataPoint.with(storage: .file(at: folder.url)) { point in
                 for operation in operations {
-                    #expect(point.status(of: operation.id)?.state == .pending(.authorizerNotRegistered))
+                    #expect(try await point.status(of: operation.id)?.state == .pending(.authorizerNotRegistered))
                 }
                 #expect(server.requests.isEmpty)
                 point.register(HTTPExecutor(authorizer: Credentials()), for: .http)

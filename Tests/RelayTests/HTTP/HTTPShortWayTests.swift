@@ -22,7 +22,7 @@ struct HTTPShortWayTests {
         try await withManualPoint { point, _ in
             let handle = try await point.enqueue(operation)
             #expect(try await handle.response.status == 201)
-            #expect(point.status(of: handle.id)?.attempts == 3)
+            #expect(try await point.status(of: handle.id)?.attempts == 3)
         }
         // The engine's copies share what the first attempt decoded with this one.
         #expect(operation.hasDecodedHTTPCall)

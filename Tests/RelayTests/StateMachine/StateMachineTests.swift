@@ -290,7 +290,7 @@ struct StateMachineTests {
             // The timer loop's sweep vacates them, a gap after the last; idle() waits for a sweep that is due.
             clock.advance(by: .seconds(1))
             try await point.idle()
-            #expect(operations.allSatisfy { point.status(of: $0.id) == nil })
+            #expect(try await point.states(of: operations.map(\.id)).allSatisfy { $0 == nil })
             #expect(point.metrics().total.completed == 500)
         }
     }

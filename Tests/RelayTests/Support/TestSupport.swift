@@ -141,3 +141,12 @@ func withManualPoint<Result>(
         return try await body(point, clock)
     }
 }
+
+extension DataPoint {
+    /// The states of `ids` in their order, `nil` for an operation the DataPoint does not know.
+    func states(of ids: [UUID]) async throws -> [CallStatus.State?] {
+        var states: [CallStatus.State?] = []
+        for id in ids { states.append(try await status(of: id)?.state) }
+        return states
+    }
+}

@@ -193,6 +193,14 @@ public final class PostgresFleetStorage: SharedStorage {
         try await queue.operation(id)
     }
 
+    /// Where operation `id` stands as the database holds it, from any process; see ``SharedStorage/status(of:)``.
+    ///
+    /// The database keeps neither an attempt's run time nor the failure before a retry: the status that the process
+    /// running the operation reads has them.
+    public func status(of id: UUID) async throws -> CallStatus? {
+        try await queue.status(of: id)
+    }
+
     /// Cancels an operation this process does not hold, from any process; see ``SharedStorage/cancel(_:)``.
     ///
     /// One that waits ends cancelled before this returns, its dependents with it; for one that runs elsewhere, this

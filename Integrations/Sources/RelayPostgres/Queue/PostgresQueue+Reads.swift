@@ -57,6 +57,71 @@ extension PostgresQueue {
         }
     }
 
+    /// Where operation `id` stands as the database holds it, or `nil` when it is not stored.
+    ///
+    /// A waiting one says why as far as the database tells: its dependencies, its start time, an earlier commit of a
+    /// commit-graph sequence, a suspension, or a sequence no process has registered. The database keeps no attempt's
+    /// run time nor its failure before a retry: those are in the status that the process running it reads.
+    func status(of id: UUID) async throws -> CallStatus? {
+        try await Self.mapping("reading the status of operation \(id)") {
+            var found: CallStatus?
+            for row in try await read(
+                "reading the status of operation \(id)",
+                """
+                SELECT o.sequence, o.snapshot, o.state, o.blockers, o.attempts, o.available_at > now(), o.available_at,
+                    o.enqueued_at, o.started_at, o.finished_at, CASE WHEN o.state >= 3 THEN o.result END,
+                    s.name IS NOT NULL, coalesce(s.suspensions, 0) + (SELECT suspensions FROM relay_counters),
+                    coalesce(s.commit_graph, false) AND o.snapshot > (
+                        SELECT min(snapshot) FROM relay_operations WHERE sequence = o.sequence AND state < 3)
+                FROM relay_operations o LEFT JOIN relay_sequences s ON s.name = o.sequence
+                WHERE o.id = \(id)
+                """)
+            {
+                let (
+                    sequence, snapshot, rawState, blockers, attempts, held, availableAt, enqueuedAt, startedAt,
+                    finishedAt, result, registered, suspensions, gated
+                ) = try row.decode(
+                    (
+                        String, Int64, Int16, Int32, Int32, Bool?, Date?, Date, Date?, Date?, ByteBuffer?, Bool, Int32,
+                        Bool?
+                    ).self)
+                guard let phase = PostgresOperationState(rawValue: rawState) else {
+                    throw RelayError(.corruptStore, "operation \(id) has state \(rawState), which no Relay writes")
+                }
+                let name = CallSequence.Name(rawValue: sequence)
+                let state: CallStatus.State
+                switch phase {
+                case .blocked:
+                    state = .pending(.dependencies(Int(blockers)))
+                case .pending:
+                    if held == true, let availableAt {
+                        state = .pending(.held(until: availableAt))
+                    } else if !registered {
+                        state = .pending(.sequenceNotRegistered(name))
+                    } else if gated == true {
+                        state = .pending(.earlierCommit)
+                    } else {
+                        state = .pending(suspensions > 0 ? .suspended : .ready)
+                    }
+                case .running:
+                    state = .running(attempt: Int(attempts))
+                case .completed, .skipped, .failed, .cancelled:
+                    guard let result else {
+                        throw RelayError(.corruptStore, "operation \(id) has ended without an outcome")
+                    }
+                    state = .finished(try CallResult(encoded: Data(result.readableBytesView)))
+                }
+                found = CallStatus(
+                    id: id, sequenceName: name, snapshot: UInt64(snapshot), state: state, attempts: Int(attempts),
+                    metrics: CallMetrics(
+                        enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt,
+                        queueWait: startedAt.map { .nanoseconds(Int64($0.timeIntervalSince(enqueuedAt) * 1e9)) },
+                        attempts: Int(attempts)))
+            }
+            return found
+        }
+    }
+
     /// The outcomes of those of `ids` that have ended, and those of `ids` the database does not hold.
     ///
     /// An absent operation is one whose commit is not committed yet, or never will be: see

@@ -97,7 +97,9 @@ struct ExecutionDocCommentTests {
                     remaining.subtract(dropped.finished)
                     if !dropped.namesEveryFinished {
                         // Too many to name: ask the DataPoint about the rest.
-                        remaining = remaining.filter { point.status(of: $0)?.state.isTerminal == false }
+                        for id in remaining where try await point.status(of: id)?.state.isTerminal != false {
+                            remaining.remove(id)
+                        }
                     }
                 }
                 if remaining.isEmpty { break }

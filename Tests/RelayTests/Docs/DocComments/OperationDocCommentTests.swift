@@ -61,7 +61,7 @@ struct OperationDocCommentTests {
             notify.addDependency(upload)
             try await point.enqueue([upload, notify])
             await point.settled()
-            #expect(point.status(of: notify.id)?.state == .finished(.completed(Data())))
+            #expect(try await point.status(of: notify.id)?.state == .finished(.completed(Data())))
         }
     }
 
@@ -72,10 +72,10 @@ struct OperationDocCommentTests {
             let id = try await point.enqueue(CallOperation(kind: "send"), after: .seconds(1)).id
             try await point.hold(id, until: point.now.addingTimeInterval(60), context: "rate-limit")
             let until = point.now.addingTimeInterval(60)
-            #expect(point.status(of: id)?.state == .pending(.held(until: until)))
+            #expect(try await point.status(of: id)?.state == .pending(.held(until: until)))
             clock.advance(by: .seconds(60))
             await point.settled()
-            #expect(point.status(of: id)?.state.isTerminal == true)
+            #expect(try await point.status(of: id)?.state.isTerminal == true)
         }
     }
 
@@ -89,10 +89,12 @@ struct OperationDocCommentTests {
             try await point.enqueue([reminder], at: renewal.addingTimeInterval(-86_400))
             let followUp = CallOperation(kind: .http)
             try await point.enqueue(followUp, after: .seconds(3600))
-            #expect(point.status(of: reminder.id)?.state == .pending(.held(until: point.now.addingTimeInterval(10))))
+            #expect(
+                try await point.status(of: reminder.id)?.state
+                    == .pending(.held(until: point.now.addingTimeInterval(10))))
             clock.advance(by: .seconds(3600))
             await point.settled()
-            #expect(point.status(of: followUp.id)?.state.isTerminal == true)
+            #expect(try await point.status(of: followUp.id)?.state.isTerminal == true)
         }
     }
 
@@ -112,12 +114,17 @@ struct OperationDocCommentTests {
             let handles = try await point.enqueue([first, CallOperation(kind: "blocked", dependencies: [first.id])])
             let id = handles[1].id
             var printed = false
-            if let status = point.status(of: id), case .pending(let waiting) = status.state {
+            if let status = try await point.status(of: id), case .pending(let waiting) = status.state {
                 print("waiting for", waiting)
                 printed = true
             }
             #expect(printed)
             gate.open()
+            do {
+                let handle = try await point.handle(for: id)
+                let result = try await handle.outcome
+                #expect(result == .completed(Data()))
+            }
         }
     }
 
