@@ -227,5 +227,15 @@ public enum PostgresSchema {
         Migration(
             summary: "outcomes free their sequences' slots in name order; a commit of new operations in one call",
             statements: [completeFunction, enqueueFunction]),
+        Migration(
+            summary: "holds set from any process: each context's end, and the latest of them, which claims obey",
+            statements: [
+                // `holds` maps `-` (no context) or `+context` to an end in seconds since 1970; `held_until` is the
+                // latest, or NULL, kept with it so that a claim reads one column.
+                """
+                ALTER TABLE relay_operations ADD COLUMN holds jsonb NOT NULL DEFAULT '{}'::jsonb,
+                    ADD COLUMN held_until timestamptz
+                """
+            ]),
     ]
 }

@@ -178,6 +178,49 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("S28: a hold set in one process keeps an operation waiting in the database from every process until then")
+    func holdsShared() async throws {
+        try await Self.withTwoProcesses { point, database in
+            try await point.suspend()
+            let held = CallOperation(kind: Self.work, sequenceName: Self.right)
+            let released = CallOperation(kind: Self.work, sequenceName: Self.right)
+            let handles = try await point.enqueue([held, released])
+            let until = Date().addingTimeInterval(1)
+            try await point.hold(held.id, until: until, context: "rate")
+            try await point.hold(held.id, until: Date().addingTimeInterval(0.5), context: "other")
+            let latest = try await Self.count(
+                """
+                SELECT count(*) FROM relay_operations
+                WHERE id = '\(held.id.uuidString)' AND abs(extract(epoch FROM held_until) - \(until.timeIntervalSince1970)) < 0.001
+                """, in: database)
+            #expect(latest == 1, "the latest of its holds")
+            let hour = Date().addingTimeInterval(3600)
+            try await point.hold(released.id, until: hour, context: "rate")
+            guard case .pending(let waiting)? = try await point.status(of: released.id)?.state, let end = waiting.until
+            else {
+                Issue.record("the held operation is not shown held")
+                return
+            }
+            #expect(abs(end.timeIntervalSince(hour)) < 0.001)
+            try await point.hold(released.id, until: nil, context: "rate")
+            #expect(try await point.status(of: released.id)?.state == .pending(.suspended))
+            try await point.resume()
+            #expect(try await handles[1].value == Data("B".utf8))
+            #expect(try await handles[0].value == Data("B".utf8))
+            // Started by the database's clock no earlier than its hold, which the database kept.
+            let early = try await Self.count(
+                """
+                SELECT count(*) FROM relay_operations
+                WHERE id = '\(held.id.uuidString)' AND (held_until IS NULL OR started_at < held_until)
+                """, in: database)
+            #expect(early == 0)
+            let unknown = await #expect(throws: RelayError.self) { try await point.hold(UUID(), until: nil) }
+            #expect(unknown?.code == .unknownOperation)
+            let finished = await #expect(throws: RelayError.self) { try await point.hold(held.id, until: until) }
+            #expect(finished?.code == .operationFinished)
+        }
+    }
+
     /// The number a query that counts answers in `database`.
     static func count(_ sql: String, in database: String) async throws -> Int {
         try await TestDatabase.withClient(database: database) { client in

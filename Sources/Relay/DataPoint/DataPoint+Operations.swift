@@ -205,7 +205,9 @@ extension DataPoint {
 
     /// Keeps an operation from starting until a date; it starts once the latest of its holds has passed.
     ///
-    /// Each context holds independently; pass `nil` as the date to release a context's hold.
+    /// Each context holds independently; pass `nil` as the date to release a context's hold. On a shared store (see
+    /// ``SharedStorage``), an operation this DataPoint does not hold is held wherever it waits, and no process starts
+    /// it until then.
     ///
     /// ```swift
     /// try await point.hold(id, until: point.now.addingTimeInterval(60), context: "rate-limit")

@@ -30,6 +30,14 @@ extension PipelineCore {
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
+        if let shared, readWithDirectory({ $0.lookup(id, in: $1) }) == nil {
+            do {
+                return try await shared.hold(id, until: until, context: context)
+            } catch {
+                throw error as? RelayError
+                    ?? RelayError(.storageFailure, "the shared store did not hold \(id): \(String(reflecting: error))")
+            }
+        }
         let deadline = until.map(clock.time(of:))
         try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
             try machine.hold(id, until: deadline, context: context, in: directory, now: now, into: &actions)

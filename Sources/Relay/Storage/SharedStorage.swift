@@ -71,6 +71,20 @@ public protocol SharedStorage: Storage {
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
     func status(of id: UUID) async throws -> CallStatus?
 
+    /// Sets or releases one context's hold on an operation that this process does not hold, wherever it waits: no
+    /// process starts it until the latest of its holds has passed.
+    ///
+    /// ``DataPoint/hold(_:until:context:)`` calls it for an operation that its DataPoint does not hold. A hold on an
+    /// operation that runs in another process applies when it waits again.
+    ///
+    /// - Parameters:
+    ///   - id: The operation's id.
+    ///   - until: When the hold ends, or `nil` to release the context's hold.
+    ///   - context: Which hold to set; holds of different contexts combine.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation``, ``RelayError/Code/operationFinished`` or
+    ///   ``RelayError/Code/storageFailure``.
+    func hold(_ id: UUID, until: Date?, context: String?) async throws
+
     /// Cancels an operation that this process does not hold, wherever it is: one that waits ends cancelled at once,
     /// its dependents with it; one that runs in another process is cancelled there, through
     /// ``SharedLink/cancel(_:)``.

@@ -201,6 +201,12 @@ public final class PostgresFleetStorage: SharedStorage {
         try await queue.status(of: id)
     }
 
+    /// Sets or releases a hold on an operation this process does not hold, from any process; see
+    /// ``SharedStorage/hold(_:until:context:)``.
+    public func hold(_ id: UUID, until: Date?, context: String?) async throws {
+        try await queue.hold(id, until: until, context: context)
+    }
+
     /// Cancels an operation this process does not hold, from any process; see ``SharedStorage/cancel(_:)``.
     ///
     /// One that waits ends cancelled before this returns, its dependents with it; for one that runs elsewhere, this

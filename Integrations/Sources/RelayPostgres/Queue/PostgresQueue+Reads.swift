@@ -59,7 +59,7 @@ extension PostgresQueue {
 
     /// Where operation `id` stands as the database holds it, or `nil` when it is not stored.
     ///
-    /// A waiting one says why as far as the database tells: its dependencies, its start time, an earlier commit of a
+    /// A waiting one says why as far as the database tells: its dependencies, its start time or holds, an earlier commit of a
     /// commit-graph sequence, a suspension, or a sequence no process has registered. The database keeps no attempt's
     /// run time nor its failure before a retry: those are in the status that the process running it reads.
     func status(of id: UUID) async throws -> CallStatus? {
@@ -68,7 +68,8 @@ extension PostgresQueue {
             for row in try await read(
                 "reading the status of operation \(id)",
                 """
-                SELECT o.sequence, o.snapshot, o.state, o.blockers, o.attempts, o.available_at > now(), o.available_at,
+                SELECT o.sequence, o.snapshot, o.state, o.blockers, o.attempts,
+                    greatest(o.available_at, o.held_until) > now(), greatest(o.available_at, o.held_until),
                     o.enqueued_at, o.started_at, o.finished_at, CASE WHEN o.state >= 3 THEN o.result END,
                     s.name IS NOT NULL, coalesce(s.suspensions, 0) + (SELECT suspensions FROM relay_counters),
                     coalesce(s.commit_graph, false) AND o.snapshot > (

@@ -160,6 +160,7 @@ struct PostgresQueue: Sendable {
                     SELECT o.id FROM open, LATERAL (
                         SELECT id FROM relay_operations
                         WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
+                            AND (held_until IS NULL OR held_until <= now())
                             AND (NOT open.commit_graph OR snapshot <= (
                                 SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
                         ORDER BY priority DESC, snapshot, ordinal
