@@ -28,11 +28,14 @@ struct PipelineActions: Sendable {
     var released: [OperationRecord] = []
     /// Operations that finished, for the observers, once the transition is durable.
     var finishes: [(CallOperation, CallResult, CallMetrics)] = []
+    /// Records of operations given back to a shared store while their retries wait: their handles here settle when
+    /// the store reports the outcome, from whichever process runs them.
+    var handedToStore: [OperationRecord] = []
 
     /// Whether nothing is left to perform once the lock is let go.
     var isEmpty: Bool {
         settlements.isEmpty && signals.isEmpty && workerWakes.isEmpty && spawnWakes.isEmpty && stallWakes.isEmpty
-            && released.isEmpty && finishes.isEmpty
+            && released.isEmpty && finishes.isEmpty && handedToStore.isEmpty
     }
 
     /// Empties every list and keeps its storage, for the next step to fill; a worker's steps mostly leave them empty.
@@ -48,6 +51,7 @@ struct PipelineActions: Sendable {
         stallWakes.removeAll(keepingCapacity: true)
         released.removeAll(keepingCapacity: true)
         finishes.removeAll(keepingCapacity: true)
+        handedToStore.removeAll(keepingCapacity: true)
     }
 
     /// Turns every outcome into `error`, when the transition could not be made durable.

@@ -90,7 +90,7 @@ final class PipelineCore: Sendable {
         observing = !configuration.observers.isEmpty
         let machine = PipelineStateMachine(
             origin: clock.origin, limits: limits, recording: storage.keepsRecords,
-            observing: observing)
+            observing: observing, sharing: storage is any SharedStorage)
         state = StateLock(Locked(machine: machine))
     }
 
@@ -169,11 +169,20 @@ final class PipelineCore: Sendable {
             events.fail()
             actions.failResults(with: failure)
             actions.perform()
+            handOver(actions.handedToStore)
             throw failure
         }
         if receipt.stagedModels { changeDocument { $0.publish(through: receipt.ticket) } }
         events.deliver(through: receipt.ticket)
         actions.perform(observers: configuration.observers)
+        handOver(actions.handedToStore)
+    }
+
+    /// Lets the handles of operations given back to a shared store wait for its report, and vacates their slots.
+    private func handOver(_ records: [OperationRecord]) {
+        guard !records.isEmpty else { return }
+        remote.attach(records)
+        perform(transitionWithDirectory { _, _, _ in })
     }
 
     func acknowledge<Value>(_ transition: Transition<Value>) async throws(RelayError) {
@@ -185,7 +194,9 @@ final class PipelineCore: Sendable {
     /// once the records it follows are, and performs its actions.
     func perform(_ receipt: Receipt, _ actions: PipelineActions) {
         if receipt.postedEvents { events.deliver(through: nil) }
-        if !actions.isEmpty { actions.perform(observers: configuration.observers) }
+        guard !actions.isEmpty else { return }
+        actions.perform(observers: configuration.observers)
+        handOver(actions.handedToStore)
     }
 
     func perform<Value>(_ transition: Transition<Value>) {

@@ -42,6 +42,10 @@ extension PipelineStateMachine {
         now: Int64,
         into actions: inout PipelineActions
     ) -> [UUID: CallResult] {
+        // An operation given back to the store and claimed here again must not be found in the slot it left: its id
+        // leaves the directory now rather than after this transition.
+        handOverRemoved(to: &directory, into: &actions)
+        directory.releaseVacated()
         let lastSnapshot = operations.lazy.compactMap(\.operation.snapshot).max() ?? 0
         let known = restoreOperations(
             operations, lastSnapshot: lastSnapshot, clock: clock, directory: &directory, now: now, into: &actions)

@@ -91,6 +91,8 @@ struct PipelineStateMachine: Sendable {
     let recording: Bool
     /// Whether observers hear of finished operations; when none do, nothing is built for them.
     let observing: Bool
+    /// Whether the store is shared by a fleet, which gives an operation back to every process while its retry waits.
+    let sharing: Bool
 
     var graph = OperationGraph()
     var lanes: [Lane] = []
@@ -140,11 +142,12 @@ struct PipelineStateMachine: Sendable {
     var heldDispatches: [Int32] = []
     var generator = SystemRandomNumberGenerator()
 
-    init(origin: Date, limits: Limits, recording: Bool = true, observing: Bool = false) {
+    init(origin: Date, limits: Limits, recording: Bool = true, observing: Bool = false, sharing: Bool = false) {
         self.origin = origin
         self.limits = limits
         self.recording = recording
         self.observing = observing
+        self.sharing = sharing
         document = Document(durableAtOnce: !recording)
         if limits.eventHistorySize > 0 { hub.keepHistory(limits.eventHistorySize) }
         retention = Retention(limits.retention)

@@ -11,6 +11,12 @@ extension StorageRecord {
         }
     }
 
+    /// When the retry a `retryScheduled` record schedules may start; `nil` for other kinds.
+    public var retryDate: Date? {
+        guard case .retryScheduled(_, _, let date, _) = change else { return nil }
+        return date
+    }
+
     /// The terminal state a `finished` record reports; `nil` for other kinds.
     public var result: CallResult? {
         guard case .finished(_, let result, _, _) = change else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTesting
 import Testing
 
 @testable import Relay
@@ -41,10 +42,11 @@ struct MachineUnderTest {
     var directory = OperationDirectory()
     let lane: Int32
 
-    init(retention: Int64 = 1_000_000_000, bunchSize: Int = 1) throws {
+    init(retention: Int64 = 1_000_000_000, bunchSize: Int = 1, sharing: Bool = false) throws {
         machine = PipelineStateMachine(
             origin: Date(timeIntervalSince1970: 0),
-            limits: .init(retention: .window(.nanoseconds(retention)), maximumPayloadSize: 1 << 20, metricsWindow: 100)
+            limits: .init(retention: .window(.nanoseconds(retention)), maximumPayloadSize: 1 << 20, metricsWindow: 100),
+            sharing: sharing
         )
         machine.register(Noop(), for: "noop", now: 0, into: &actions)
         machine.upsertLane(
@@ -161,6 +163,13 @@ struct MachineUnderTest {
     mutating func vacateForgotten() {
         machine.handOverRemoved(to: &directory, into: &actions)
         directory.releaseVacated()
+    }
+
+    /// Operations a shared store claimed for this process, as the core adds them.
+    mutating func adopt(_ operations: [StoredOperation], now: Int64) -> [UUID: CallResult] {
+        defer { vacateForgotten() }
+        let clock = ClockSource(ManualClock(), origin: Date(timeIntervalSince1970: 0))
+        return machine.adopt(operations, clock: clock, directory: &directory, now: now, into: &actions)
     }
 
     func lookup(_ id: UUID) -> Int32? { machine.lookup(id, in: directory) }

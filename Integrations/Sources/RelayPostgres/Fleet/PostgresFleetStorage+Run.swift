@@ -56,7 +56,7 @@ extension PostgresFleetStorage {
                         runs.map { claim in
                             StoredOperation(
                                 operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
-                                enqueuedAt: claim.enqueuedAt)
+                                enqueuedAt: claim.enqueuedAt, firstStartedAt: claim.firstStartedAt)
                         })
                     // Recorded under the new claims rather than run: outcomes given up while the database was out of
                     // reach, their operations claimed here again, and operations cancelled while an earlier claim
@@ -161,6 +161,7 @@ extension PostgresFleetStorage {
     func apply(_ writes: [PostgresFleetWrite]) async throws {
         var outcomes: [PostgresQueue.Outcome] = []
         var interrupted: [UUID] = []
+        var retries: [(id: UUID, attempt: Int, at: Date)] = []
         for write in writes {
             switch write {
             case .configure(let sequence):
@@ -179,6 +180,9 @@ extension PostgresFleetStorage {
                 outcomes.append(PostgresQueue.Outcome(id: id, owner: owner, attempt: claim.attempt, result: result))
             case .interrupted(let id):
                 interrupted.append(id)
+            case .retry(let id, let date):
+                guard let claim = held.withLock({ $0[id] }) else { continue }
+                retries.append((id, claim.attempt, date))
             }
         }
         if !outcomes.isEmpty {
@@ -197,6 +201,11 @@ extension PostgresFleetStorage {
             held.withLock { held in
                 for id in interrupted { held[id] = nil }
             }
+        }
+        for retry in retries {
+            _ = try await queue.giveBack(retry.id, owner: owner, attempt: retry.attempt, until: retry.at)
+            held.withLock { $0[retry.id] = nil }
+            wakeClaims()
         }
     }
 }

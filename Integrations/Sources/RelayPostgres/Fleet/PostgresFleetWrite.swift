@@ -11,6 +11,9 @@ enum PostgresFleetWrite: Sendable, Equatable {
     case finished(UUID, CallResult)
     /// Shutdown interrupted the attempt: the claim goes back with the attempt counted.
     case interrupted(UUID)
+    /// The attempt asked for a retry: the claim goes back with the attempt counted, to be claimed again from then on,
+    /// and its sequence's slot is free meanwhile.
+    case retry(UUID, at: Date)
 
     /// The change a record makes, or `nil` for a record that changes nothing in the fleet's tables.
     init?(_ record: StorageRecord) {
@@ -27,6 +30,9 @@ enum PostgresFleetWrite: Sendable, Equatable {
         case .interrupted:
             guard let id = record.operationID else { return nil }
             self = .interrupted(id)
+        case .retryScheduled:
+            guard let id = record.operationID, let date = record.retryDate else { return nil }
+            self = .retry(id, at: date)
         default:
             return nil
         }

@@ -72,12 +72,28 @@ extension PostgresQueue {
             "id = ANY(\(ids)) AND state = 2 AND owner = \(owner)", skippingLocked: false, counted: counted)
     }
 
+    /// Gives back an operation whose attempt `attempt`, under `owner`'s claim, asked for a retry: pending again with
+    /// the attempt counted, claimed by no process before `date`, its sequence's slot free meanwhile.
+    ///
+    /// - Returns: Whether the claim was still `owner`'s at that attempt.
+    func giveBack(_ id: UUID, owner: UUID, attempt: Int, until date: Date) async throws -> Bool {
+        try await !returning(
+            "giving a retry back",
+            "id = \(id) AND state = 2 AND owner = \(owner) AND attempts = \(attempt)", skippingLocked: false,
+            counted: true, availableAt: date
+        ).isEmpty
+    }
+
     /// Returns the running operations that `predicate` selects to pending, frees their slots and announces them, in
     /// the fleet's lock order: their sequences' rows first, in a statement of their own, then theirs.
     private func returning(
-        _ what: String, _ predicate: PostgresQuery, skippingLocked: Bool, counted: Bool
+        _ what: String, _ predicate: PostgresQuery, skippingLocked: Bool, counted: Bool, availableAt: Date? = nil
     ) async throws -> [UUID] {
         let uncount = counted ? 0 : 1
+        // A number this store formats, not text from outside: safe in the statement's text.
+        let start = availableAt.map {
+            ", available_at = to_timestamp(\(String(format: "%.6f", $0.timeIntervalSince1970)))"
+        }
         var sequences = PostgresQuery(
             unsafeSQL: """
                 SELECT 1 FROM relay_sequences
@@ -92,7 +108,7 @@ extension PostgresQueue {
                     ORDER BY id FOR UPDATE\(skippingLocked ? " SKIP LOCKED" : "")
                 ), back AS (
                     UPDATE relay_operations o
-                    SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)
+                    SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)\(start ?? "")
                     FROM chosen WHERE o.id = chosen.id
                     RETURNING o.id, o.sequence
                 ), freed AS (

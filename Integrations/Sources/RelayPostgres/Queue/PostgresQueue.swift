@@ -52,6 +52,9 @@ struct PostgresQueue: Sendable {
         let snapshot: UInt64
         let attempt: Int
         let enqueuedAt: Date
+        /// When its first claim took it, by the database's clock: a retry policy's elapsed time counts from there,
+        /// whichever process ran the attempts before.
+        var firstStartedAt: Date? = nil
         /// Whether a process asked to cancel the operation while an earlier claim ran it: the claimer records it
         /// cancelled instead of running it.
         var cancelRequested = false
@@ -174,24 +177,24 @@ struct PostgresQueue: Sendable {
                         started_at = coalesce(o.started_at, clock_timestamp())
                     FROM picked WHERE o.id = picked.id
                     RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at,
-                        o.cancel_requested
+                        o.cancel_requested, o.started_at
                 ), counted AS (
                     UPDATE relay_sequences s SET running = s.running + c.n
                     FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
                     WHERE s.name = c.sequence
                 )
-                SELECT snapshot, attempts, body, enqueued_at, cancel_requested FROM claimed
+                SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM claimed
                 ORDER BY sequence, priority DESC, snapshot, ordinal
                 """)
             var claims: [Claim] = []
             for row in claimed {
-                let (snapshot, attempts, body, enqueuedAt, cancelRequested) = try row.decode(
-                    (Int64, Int32, ByteBuffer, Date, Bool).self)
+                let (snapshot, attempts, body, enqueuedAt, cancelRequested, startedAt) = try row.decode(
+                    (Int64, Int32, ByteBuffer, Date, Bool, Date?).self)
                 claims.append(
                     Claim(
                         operation: try CallOperation(encoded: Data(body.readableBytesView)),
                         snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt,
-                        cancelRequested: cancelRequested))
+                        firstStartedAt: startedAt, cancelRequested: cancelRequested))
             }
             return claims
         }

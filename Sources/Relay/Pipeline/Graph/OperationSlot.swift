@@ -191,6 +191,13 @@ extension OperationSlot {
         runNanoseconds = ran
     }
 
+    /// Leaves the graph without an outcome, for a shared store to run elsewhere: nothing finds the operation from now
+    /// on, and the lanes' queues skip it; ``vacate()`` frees the slot.
+    mutating func leave() {
+        phase = .free
+        token &+= 1
+    }
+
     /// Marks the slot free and hands back its record, for the caller to release; the next allocation overwrites
     /// every other field.
     mutating func vacate() -> OperationRecord {

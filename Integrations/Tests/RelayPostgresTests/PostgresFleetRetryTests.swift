@@ -1,0 +1,44 @@
+import Foundation
+import Relay
+import RelayPostgres
+import RelayTesting
+import Testing
+
+/// A retry's delay on a fleet: the operation goes back to the database, and its sequence's slot with it.
+@Suite(
+    "S28 retries across a fleet", .timeLimit(.minutes(2)),
+    .enabled(if: TestDatabase.isAvailable, "RELAY_POSTGRES_URL names no PostgreSQL server"))
+struct PostgresFleetRetryTests {
+    private typealias Fleet = PostgresFleetTests
+
+    @Test("S28: while a retry waits, its sequence's slot is free fleet-wide, and the retry runs once its time comes")
+    func retryGivesSlotBack() async throws {
+        let retrying = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+        let next = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+        let executor = ClosureExecutor { operation, context in
+            if operation.id == retrying.id && context.attempt == 1 {
+                return .retry(after: .seconds(2), reason: "busy")
+            }
+            return .completed(Data("\(context.attempt)".utf8))
+        }
+        try await TestDatabase.with { client, _ in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: Fleet.options()),
+                executors: [Fleet.work: executor]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                let handles = try await point.enqueue([retrying, next])
+                // A bunch size of 1, and the next operation ran while the first one's retry waited.
+                #expect(try await handles[1].value == Data("1".utf8))
+                guard case .pending(let waiting)? = try await point.status(of: retrying.id)?.state else {
+                    Issue.record("the retrying operation is not waiting in the database")
+                    return
+                }
+                #expect(waiting.until != nil, "it waits for its retry's time, kept in the database")
+                #expect(try await handles[0].value == Data("2".utf8), "its second attempt, claimed again")
+                let status = try #require(try await point.status(of: retrying.id))
+                #expect(status.attempts == 2)
+            }
+        }
+    }
+}
