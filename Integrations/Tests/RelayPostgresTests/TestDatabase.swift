@@ -26,7 +26,8 @@ struct TestDatabase {
         var configuration = PostgresClient.Configuration(
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
             password: url.password, database: database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(5)
+        // Tests run side by side on a small machine, creating and dropping databases: a connection may take seconds.
+        configuration.options.connectTimeout = .seconds(15)
         // Tests run side by side, several processes' pools each: a small pool each keeps them all within the
         // server's connection limit, as a fleet's replicas must be.
         configuration.options.maximumConnections = TestDatabase.maximumConnections

@@ -82,6 +82,16 @@ extension PipelineCore {
         return adopted.value
     }
 
+    /// Stops running here the operations whose claims the shared store lost; see ``SharedLink/abandon(_:)``.
+    func abandon(_ ids: [UUID]) {
+        guard !ids.isEmpty else { return }
+        let now = clock.now
+        perform(
+            transitionWithDirectory { machine, directory, actions in
+                machine.abandon(ids, in: directory, now: now, into: &actions)
+            })
+    }
+
     /// Moves a suspension count of the shared store, which every process's claims obey, and announces the change
     /// here.
     ///

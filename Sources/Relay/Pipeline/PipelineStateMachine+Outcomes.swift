@@ -13,6 +13,13 @@ extension PipelineStateMachine {
         runningTotal -= 1
         clockSleeps.forget(slot)
         if hub.isActive { publishBatchedStart(slot, lane: l, end: end, into: &actions) }
+        if !abandoned.isEmpty, abandoned.remove(slot) != nil {
+            // Its claim was lost: whatever the attempt found is the next claimer's to find again.
+            graph[slot].endAttempt(now: now)
+            handToStore(slot, now: now, into: &actions)
+            if lifecycle != .running && runningTotal == 0 { rearmTimers(into: &actions) }
+            return
+        }
         if case .returned = end {
             giveBack(slot, now: now, into: &actions)
         } else {
@@ -191,30 +198,6 @@ extension PipelineStateMachine {
         } else {
             reevaluate(slot, now: now, into: &actions)
         }
-    }
-
-    /// Gives an operation whose retry waits back to the shared store, which frees its sequence's slot fleet-wide
-    /// meanwhile and lets whichever process claims it once its time comes run it: the operation leaves this graph
-    /// without an outcome, and its handles here wait for the store's report.
-    ///
-    /// The slot leaves at once (an id looked up finds nothing, so the store answers for it), and is vacated by the
-    /// next transition that holds the directory.
-    private mutating func handToStore(_ slot: Int32, now: Int64, into actions: inout PipelineActions) {
-        let l = Int(graph[slot].lane)
-        if graph[slot].phase == .ready { lanes[l].readyCount -= 1 }
-        lanes[l].counts.pending -= 1
-        unfinishedCount -= 1
-        unfinishedBytes -= graph[slot].record.operation.payload.count
-        leaveOffline(slot, lane: l, now: now, into: &actions)
-        if lanes[l].algorithm == .commitGraph {
-            commitFinished(graph[slot].snapshot, lane: l, now: now, into: &actions)
-        }
-        actions.handedToStore.append(graph[slot].record)
-        timers.forget(slot)
-        if !reports.isEmpty { reports[slot] = nil }
-        if !lastFailures.isEmpty { lastFailures[slot] = nil }
-        graph[slot].leave()
-        graph.remove(slot)
     }
 
     /// Shutdown interrupted the attempt: the operation is pending again, the attempt counted.

@@ -51,7 +51,10 @@ extension PipelineStateMachine {
             operations, lastSnapshot: lastSnapshot, clock: clock, directory: &directory, now: now, into: &actions)
         var finished: [UUID: CallResult] = [:]
         for id in known {
-            if let slot = lookup(id, in: directory), let result = result(of: slot) { finished[id] = result }
+            guard let slot = lookup(id, in: directory) else { continue }
+            if let result = result(of: slot) { finished[id] = result }
+            // Claimed again while the attempt of a claim it lost still ends: that attempt ends under the new claim.
+            if !abandoned.isEmpty { abandoned.remove(slot) }
         }
         forgetBeyondBounds(into: &actions)
         return finished

@@ -128,6 +128,8 @@ struct PipelineStateMachine: Sendable {
     var reports: [Int32: AttemptFigures] = [:]
     /// The failure of the last attempt that asked for a retry, by slot; kept aside, since few operations have one.
     var lastFailures: [Int32: CallFailure] = [:]
+    /// Running operations whose claims a shared store lost, which leave the graph when their attempts end.
+    var abandoned: Set<Int32> = []
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()

@@ -144,6 +144,17 @@ public struct SharedLink: Sendable {
         for id in ids { _ = try? await core.cancelHere(id) }
     }
 
+    /// Stops running here the operations whose claims this process lost: their leases expired, and the fleet runs
+    /// them elsewhere.
+    ///
+    /// One that waits here leaves at once; a running one's attempt is cancelled, and whatever it returns is not
+    /// recorded (the store would refuse it). Their handles here settle when the store reports their outcomes.
+    ///
+    /// - Parameter ids: The operations; those this process does not run, or that ended, are left as they are.
+    public func abandon(_ ids: [UUID]) {
+        core.abandon(ids)
+    }
+
     /// Settles the handles of this process that await operations that ended, wherever they ran.
     ///
     /// - Parameter outcomes: Each operation's terminal state.

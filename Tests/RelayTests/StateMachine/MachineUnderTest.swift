@@ -165,6 +165,12 @@ struct MachineUnderTest {
         directory.releaseVacated()
     }
 
+    /// Operations whose claims a shared store lost, as the core lets go of them.
+    mutating func abandon(_ ids: [UUID], now: Int64) {
+        defer { vacateForgotten() }
+        machine.abandon(ids, in: directory, now: now, into: &actions)
+    }
+
     /// Operations a shared store claimed for this process, as the core adds them.
     mutating func adopt(_ operations: [StoredOperation], now: Int64) -> [UUID: CallResult] {
         defer { vacateForgotten() }

@@ -39,6 +39,49 @@ struct SharedStoreMachineTests {
         #expect(test.status(of: first.id, now: 100_000_000_000)?.state == .running(attempt: 2))
     }
 
+    @Test("S27: a lost claim: a waiting operation leaves at once; a running one is cancelled, leaves, records nothing")
+    func lostClaimsLeave() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let running = CallOperation(kind: "noop")
+        let waiting = CallOperation(kind: "noop")
+        let records = try test.enqueue([running, waiting], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        _ = test.takeActions()
+
+        test.abandon([waiting.id, running.id], now: 0)
+        var actions = test.takeActions()
+        #expect(actions.effects.handedToStore.map(\.id) == [waiting.id], "the waiting one leaves at once")
+        #expect(test.machine.workers[worker]?.cancelSignalled == true, "the running one's task is cancelled")
+        #expect(test.lookup(waiting.id) == nil && test.lookup(running.id) != nil)
+
+        // Whatever the cancelled attempt returns is not recorded, and nothing is left to start.
+        #expect(test.startNext(worker, ended: [.completed(job)], now: 0) == nil)
+        actions = test.takeActions()
+        #expect(actions.effects.handedToStore.map(\.id) == [running.id])
+        #expect(!actions.records.contains { $0.kind == .finished }, "no outcome")
+        #expect(actions.effects.settlements.isEmpty && records.allSatisfy { $0.settled == nil })
+        #expect(test.lookup(running.id) == nil && test.counts == .init())
+    }
+
+    @Test("S27: claimed again while the attempt of a lost claim still runs here, that attempt ends under the new claim")
+    func reclaimedWhileStopping() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let operation = CallOperation(kind: "noop")
+        try test.enqueue([operation], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        test.abandon([operation.id], now: 0)
+        let stored = StoredOperation(
+            operation: operation, snapshot: 1, attempts: 1, enqueuedAt: Date(timeIntervalSince1970: 0))
+        let finished = test.adopt([stored], now: 0)
+        #expect(finished.isEmpty)
+        _ = test.takeActions()
+        #expect(test.startNext(worker, ended: [.completed(job)], now: 0) == nil)
+        let actions = test.takeActions()
+        #expect(actions.records.contains { $0.kind == .finished && $0.operationID == operation.id }, "recorded")
+        #expect(actions.effects.handedToStore.isEmpty)
+        #expect(test.state(of: operation.id) == .finished(.completed(Data())))
+    }
+
     @Test("S8: on its own store, a retry stays in the graph, waiting for its time")
     func retryStaysHere() throws {
         var test = try MachineUnderTest(bunchSize: 1)

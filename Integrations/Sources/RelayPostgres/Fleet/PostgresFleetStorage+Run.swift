@@ -18,7 +18,7 @@ extension PostgresFleetStorage {
             // of a lease, even when a claim's answer was lost and no process knows that it holds the operation.
             group.addTask {
                 await self.every(self.options.lease / 3) {
-                    try await self.renew()
+                    link.abandon(try await self.renew())
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
                 }
@@ -101,12 +101,17 @@ extension PostgresFleetStorage {
     }
 
     /// Renews this process's leases, and lets go of those it lost.
-    private func renew() async throws {
+    ///
+    /// - Returns: The operations whose leases were lost, which the fleet runs elsewhere.
+    private func renew() async throws -> [UUID] {
         let ids = held.withLock { Array($0.keys) }
-        guard !ids.isEmpty else { return }
+        guard !ids.isEmpty else { return [] }
         let kept = try await queue.renew(ids, owner: owner, lease: options.lease)
-        held.withLock { held in
-            for id in ids where !kept.contains(id) { held[id] = nil }
+        return held.withLock { held in
+            // Only those still held: an outcome recorded meanwhile let go of its claim, and lost nothing.
+            let lost = ids.filter { !kept.contains($0) && held[$0] != nil }
+            for id in lost { held[id] = nil }
+            return lost
         }
     }
 
