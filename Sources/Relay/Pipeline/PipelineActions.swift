@@ -28,8 +28,8 @@ struct PipelineActions: Sendable {
     var released: [OperationRecord] = []
     /// Operations that finished, for the observers, once the transition is durable.
     var finishes: [(CallOperation, CallResult, CallMetrics)] = []
-    /// Records of operations given back to a shared store while their retries wait: their handles here settle when
-    /// the store reports the outcome, from whichever process runs them.
+    /// Records of operations given back to a shared store, whose retries wait or whose claims were lost: their handles
+    /// here settle when the store reports the outcome, from whichever process runs them.
     var handedToStore: [OperationRecord] = []
 
     /// Whether nothing is left to perform once the lock is let go.

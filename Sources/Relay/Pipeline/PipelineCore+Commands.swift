@@ -5,13 +5,7 @@ extension PipelineCore {
     /// Cancels an operation; on a shared store, one this DataPoint does not know is the store's to cancel.
     func cancel(_ id: UUID) async throws(RelayError) -> Bool {
         if let shared, readWithDirectory({ $0.lookup(id, in: $1) }) == nil {
-            do {
-                return try await shared.cancel(id)
-            } catch {
-                throw error as? RelayError
-                    ?? RelayError(
-                        .storageFailure, "the shared store did not cancel \(id): \(String(reflecting: error))")
-            }
+            return try await callShared("cancel \(id)") { try await shared.cancel(id) }
         }
         return try await cancelHere(id)
     }
@@ -31,12 +25,7 @@ extension PipelineCore {
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
         if let shared, readWithDirectory({ $0.lookup(id, in: $1) }) == nil {
-            do {
-                return try await shared.hold(id, until: until, context: context)
-            } catch {
-                throw error as? RelayError
-                    ?? RelayError(.storageFailure, "the shared store did not hold \(id): \(String(reflecting: error))")
-            }
+            return try await callShared("hold \(id)") { try await shared.hold(id, until: until, context: context) }
         }
         let deadline = until.map(clock.time(of:))
         try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in

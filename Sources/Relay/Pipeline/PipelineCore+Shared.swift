@@ -16,12 +16,13 @@ extension PipelineCore {
         let ids = operations.map(\.id)
         remote.expect(ids)
         let commit: SharedCommit
-        do {
-            commit = try await store.commit(operations, startTimes: startTimes.mapValues(clock.date))
+        do throws(RelayError) {
+            commit = try await callShared("take the commit") {
+                try await store.commit(operations, startTimes: startTimes.mapValues(clock.date))
+            }
         } catch {
             remote.forget(ids)
-            throw error as? RelayError
-                ?? RelayError(.storageFailure, "the shared store refused the commit: \(String(reflecting: error))")
+            throw error
         }
         let records = OperationRecord.records(for: operations, snapshot: commit.snapshot)
         remote.attach(records)
@@ -35,12 +36,11 @@ extension PipelineCore {
         // Expected before the look, so that an outcome announced meanwhile waits for the record.
         remote.expect([id])
         let stored: StoredOperation?
-        do {
-            stored = try await store.operation(id)
+        do throws(RelayError) {
+            stored = try await callShared("look up \(id)") { try await store.operation(id) }
         } catch {
             remote.forget([id])
-            throw error as? RelayError
-                ?? RelayError(.storageFailure, "the shared store did not look up \(id): \(String(reflecting: error))")
+            throw error
         }
         guard let stored else {
             remote.forget([id])
@@ -61,11 +61,19 @@ extension PipelineCore {
         let now = clock.now
         if let status = readWithDirectory({ $0.status(of: id, in: $1, now: now) }) { return status }
         guard let shared else { return nil }
+        return try await callShared("read \(id)") { try await shared.status(of: id) }
+    }
+
+    /// Calls the shared store, and gives back what it throws as a ``RelayError``: its own, or a storage failure that
+    /// says what the store did not do.
+    func callShared<Value>(
+        _ what: @autoclosure () -> String, _ body: () async throws -> Value
+    ) async throws(RelayError) -> Value {
         do {
-            return try await shared.status(of: id)
+            return try await body()
         } catch {
             throw error as? RelayError
-                ?? RelayError(.storageFailure, "the shared store did not read \(id): \(String(reflecting: error))")
+                ?? RelayError(.storageFailure, "the shared store did not \(what()): \(String(reflecting: error))")
         }
     }
 
@@ -104,13 +112,8 @@ extension PipelineCore {
             guard let name else { return nil }
             return try machine.registeredLane(name)
         }
-        let counts: (previous: Int, count: Int)
-        do {
-            counts = try await store.changeSuspensions(of: name, by: change)
-        } catch {
-            throw error as? RelayError
-                ?? RelayError(
-                    .storageFailure, "the shared store did not change suspensions: \(String(reflecting: error))")
+        let counts = try await callShared("change suspensions") {
+            try await store.changeSuspensions(of: name, by: change)
         }
         let now = clock.now
         perform(
