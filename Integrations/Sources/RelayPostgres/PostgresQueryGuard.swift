@@ -71,6 +71,22 @@ final class PostgresQueryGuard: Sendable {
         }
     }
 
+    /// The value of `body`, run between `BEGIN` and `COMMIT` on this connection, or rolled back when it throws.
+    ///
+    /// Only the answer to `COMMIT` says that the transaction is durable: the database answers a statement before the
+    /// implicit transaction around it commits.
+    func transaction<Value: Sendable>(logger: Logger, _ body: () async throws -> Value) async throws -> Value {
+        try await run("BEGIN", logger: logger)
+        do {
+            let value = try await body()
+            try await run("COMMIT", logger: logger)
+            return value
+        } catch {
+            try? await run("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
     /// Whether `promise` was the one in flight, which it no longer is.
     private static func take(
         _ promise: EventLoopPromise<PostgresQueryResult>, from inFlight: NIOLockedValueBox<State>

@@ -65,8 +65,16 @@ extension PostgresSchema {
     /// the commit's ids is stored and all its sequences are registered, it adds the rows, their dependencies and
     /// start times, and announces the ready ones. Otherwise it writes nothing more and says so (`commit_written` is
     /// false): the caller goes on in the same transaction, with the same number, the way that reads what is stored.
-    static let enqueueFunction = """
+    ///
+    /// The version that names its `enqueuer` (schema version 7 on) keeps it for the transaction in `relay.origin`, for
+    /// the event log: the process that enqueued announces its operations itself.
+    static let enqueueFunction = enqueueFunction(namingEnqueuer: false)
+
+    /// The text of `relay_enqueue`, with its first argument the process that enqueues when `namingEnqueuer`.
+    static func enqueueFunction(namingEnqueuer: Bool) -> String {
+        """
         CREATE OR REPLACE FUNCTION relay_enqueue(
+            \(namingEnqueuer ? "enqueuer uuid," : "")
             operation_ids uuid[], operation_sequences text[], operation_ordinals integer[],
             operation_priorities bigint[], operation_states smallint[], operation_blockers integer[],
             operation_run_anyway boolean[], operation_bodies bytea[], link_dependencies uuid[],
@@ -74,6 +82,7 @@ extension PostgresSchema {
             OUT commit_snapshot bigint, OUT commit_written boolean
         ) LANGUAGE plpgsql AS $$
         BEGIN
+            \(namingEnqueuer ? "PERFORM set_config('relay.origin', coalesce(enqueuer::text, ''), true);" : "")
             UPDATE relay_counters c SET snapshot = c.snapshot + 1 RETURNING c.snapshot INTO commit_snapshot;
             commit_written := NOT EXISTS (SELECT 1 FROM relay_operations o WHERE o.id = ANY(operation_ids))
                 AND NOT EXISTS (
@@ -99,4 +108,5 @@ extension PostgresSchema {
         END
         $$
         """
+    }
 }

@@ -52,40 +52,37 @@ public enum PostgresSchema {
         clock: some Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "RelayPostgres")
     ) async throws -> Report {
-        try await PostgresDeadline.run("migrating the Relay schema", within: deadline, on: clock) {
-            try await mappingErrors {
-                try await client.withTransaction(logger: logger) { try await migrate(in: $0, logger: logger) }
-            }
-        }
+        try await migrate(client, deadline: deadline, clock: clock as any Clock<Duration>, logger: logger)
     }
 
-    /// Migrates on one connection, as a store does when it opens, in one transaction of its own.
+    /// Migrates on a connection of `client`, failing once `deadline` has passed on `clock`.
     @discardableResult
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> Report {
-        try await mappingErrors {
-            try await connection.withTransaction(logger: logger) { try await migrate(in: $0, logger: logger) }
+    static func migrate(
+        _ client: PostgresClient, deadline: Duration, clock: any Clock<Duration>, logger: Logger
+    ) async throws -> Report {
+        let queue = PostgresQueue(client: client, logger: logger, deadline: deadline, clock: clock)
+        // Through the queue's guards: a connection lost while the migration waits must not leave it waiting for ever.
+        return try await queue.transaction("migrating the Relay schema") { connection in
+            try await migrate(in: queue.guards.guarding(connection), logger: logger)
         }
     }
 
-    /// Runs a migration's transaction, and gives back what failed it as a ``RelayError``.
-    private static func mappingErrors(_ body: () async throws -> Report) async throws -> Report {
-        do {
-            return try await body()
-        } catch let error as PostgresTransactionError {
-            if let relay = error.closureError as? RelayError, error.rollbackError == nil { throw relay }
-            throw RelayError(.storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
-        } catch let error as RelayError {
-            throw error
-        } catch {
-            throw RelayError(.storageFailure, "the Relay schema could not be migrated: \(String(reflecting: error))")
+    /// Migrates on a store's own connection, through its guard, in one transaction of its own.
+    @discardableResult
+    static func migrate(_ guarded: PostgresQueryGuard, logger: Logger) async throws -> Report {
+        try await PostgresQueue.mapping("migrating the Relay schema") {
+            try await guarded.transaction(logger: logger) { try await migrate(in: guarded, logger: logger) }
         }
     }
+
+    /// How long a store's migration waits for the database at least, for another process's migration included.
+    static let deadline = Duration.seconds(30)
 
     /// The migration itself, inside the caller's transaction.
-    private static func migrate(in connection: PostgresConnection, logger: Logger) async throws -> Report {
+    private static func migrate(in connection: PostgresQueryGuard, logger: Logger) async throws -> Report {
         // Concurrent migrators wait here for the first one's transaction to end, then see its version.
-        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-        try await connection.query(
+        try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+        try await connection.run(
             """
             CREATE TABLE IF NOT EXISTS relay_schema (
                 singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -93,10 +90,8 @@ public enum PostgresSchema {
             )
             """, logger: logger)
         var found = 0
-        for try await version in try await connection.query("SELECT version FROM relay_schema", logger: logger)
-            .decode(Int.self)
-        {
-            found = version
+        for row in try await connection.result(of: "SELECT version FROM relay_schema", logger: logger).rows {
+            found = try row.decode(Int.self)
         }
         guard found <= currentVersion else {
             throw RelayError(
@@ -106,12 +101,12 @@ public enum PostgresSchema {
         }
         for migration in migrations.dropFirst(found) {
             for statement in migration.statements {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }
         if found < currentVersion {
             let version = currentVersion
-            try await connection.query(
+            try await connection.run(
                 """
                 INSERT INTO relay_schema (singleton, version) VALUES (true, \(version))
                 ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version
@@ -237,5 +232,8 @@ public enum PostgresSchema {
                     ADD COLUMN held_until timestamptz
                 """
             ]),
+        Migration(
+            summary: "the fleet's event log, written by triggers, followed by every process",
+            statements: eventStatements),
     ]
 }

@@ -75,8 +75,9 @@ public final class PostgresStorage: Storage {
             throw RelayError(
                 .storageFailure, "cannot connect to the Relay store's database: \(String(reflecting: error))")
         }
+        let guarded = PostgresQueryGuard(opened, abandonsWhenCancelled: false)
         do {
-            try await PostgresSchema.migrate(opened, logger: logger)
+            try await PostgresSchema.migrate(guarded, logger: logger)
             var held = false
             let lock = try await opened.query("SELECT pg_try_advisory_lock(\(Self.ownerKey))", logger: logger)
             for try await locked in lock.decode(Bool.self) { held = locked }
@@ -92,7 +93,7 @@ public final class PostgresStorage: Storage {
                 replay.apply(try StorageRecord(encoded: Data(body.readableBytesView)))
             }
             connection.withLock { $0 = opened }
-            writes.withLock { $0 = PostgresQueryGuard(opened, abandonsWhenCancelled: false) }
+            writes.withLock { $0 = guarded }
             return replay.state(retention: retention)
         } catch {
             try? await opened.close()

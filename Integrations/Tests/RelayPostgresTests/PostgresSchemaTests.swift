@@ -73,6 +73,68 @@ struct PostgresSchemaTests {
         }
     }
 
+    @Test("S31: a migration that waits for another process's migration fails at its deadline, changing nothing")
+    func migrationWaitEnds() async throws {
+        try await TestDatabase.with { client, _ in
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let clock = ManualClock()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Another process's migration: the lock taken, its transaction open until the test releases it.
+                group.addTask {
+                    try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                        try await connection.query(
+                            "SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: connection.logger)
+                        for await _ in released { break }
+                    }
+                }
+                let error = await #expect(throws: RelayError.self) {
+                    try await withThrowingTaskGroup(of: Void.self) { attempt in
+                        attempt.addTask {
+                            try await PostgresSchema.migrate(client, deadline: .seconds(30), clock: clock)
+                        }
+                        try await Self.waitForLockWaiter(client)
+                        await clock.waitForSleepers(1)
+                        clock.advance(by: .seconds(30))
+                        try await attempt.waitForAll()
+                    }
+                }
+                #expect(error?.code == .storageFailure)
+                #expect(error?.message.contains("within 30.0 seconds") == true, "\(String(describing: error))")
+                release.finish()
+                try await group.waitForAll()
+            }
+            var created = false
+            for try await exists in try await client.query("SELECT to_regclass('relay_schema') IS NOT NULL")
+                .decode(Bool.self)
+            {
+                created = exists
+            }
+            #expect(!created)
+            #expect(try await PostgresSchema.migrate(client).from == 0)
+        }
+    }
+
+    /// The key of the lock that migrations take: "relay" in ASCII.
+    private static let migrationLock: Int64 = 0x72_656c_6179
+
+    /// Returns once a session of the database waits for an advisory lock.
+    ///
+    /// The database tells no one that a session waits for a lock, so a statement of its own looks until one does, for
+    /// at most 30 seconds.
+    private static func waitForLockWaiter(_ client: PostgresClient) async throws {
+        try await client.withTransaction(logger: TestDatabase.logger) { connection in
+            try await connection.query("SET LOCAL statement_timeout = '30s'", logger: connection.logger)
+            try await connection.query(
+                """
+                DO $$ BEGIN
+                    WHILE NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) LOOP
+                        PERFORM pg_sleep(0.01);
+                    END LOOP;
+                END $$
+                """, logger: connection.logger)
+        }
+    }
+
     @Test("S26: a server that cannot be reached is a typed storage failure at the deadline, not a wait for ever")
     func unreachableServer() async throws {
         let username = try TestDatabase.configuration(database: "postgres").username

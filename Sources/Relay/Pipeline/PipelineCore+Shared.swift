@@ -15,19 +15,33 @@ extension PipelineCore {
         if let invalid = CommitPreparation(operations, limits: limits).invalid.first { throw invalid.error }
         let ids = operations.map(\.id)
         remote.expect(ids)
+        perform(transition { machine, _ in machine.beginSharedCommit(ids) })
         let commit: SharedCommit
         do throws(RelayError) {
             commit = try await callShared("take the commit") {
                 try await store.commit(operations, startTimes: startTimes.mapValues(clock.date))
             }
         } catch {
+            endSharedCommit(operations, nil)
             remote.forget(ids)
             throw error
         }
+        endSharedCommit(operations, commit)
         let records = OperationRecord.records(for: operations, snapshot: commit.snapshot)
         remote.attach(records)
         remote.settle(commit.outcomes)
         return records
+    }
+
+    /// Ends a commit to the shared store, announcing what it enqueued.
+    private func endSharedCommit(_ operations: [CallOperation], _ commit: SharedCommit?) {
+        let now = clock.now
+        perform(
+            transition { machine, actions in
+                machine.endSharedCommit(
+                    operations, snapshot: commit?.snapshot, announced: Set(commit?.announced ?? []), now: now,
+                    into: &actions)
+            })
     }
 
     /// The record of an operation this DataPoint does not hold, looked up in the shared store: settled already when
@@ -84,7 +98,8 @@ extension PipelineCore {
         guard !claimed.isEmpty else { return [:] }
         let clock = self.clock
         let adopted = transitionWithDirectory { machine, directory, actions in
-            machine.adopt(claimed, clock: clock, directory: &directory, now: clock.now, into: &actions)
+            machine.announceClaimed(claimed, now: clock.now, into: &actions)
+            return machine.adopt(claimed, clock: clock, directory: &directory, now: clock.now, into: &actions)
         }
         perform(adopted)
         return adopted.value
@@ -98,6 +113,11 @@ extension PipelineCore {
             transitionWithDirectory { machine, directory, actions in
                 machine.abandon(ids, in: directory, now: now, into: &actions)
             })
+    }
+
+    /// Publishes other processes' events to the streams here, behind every event published here before.
+    func publishShared(_ events: [SharedEvent]) {
+        perform(transition { machine, actions in machine.publish(events, into: &actions) })
     }
 
     /// Moves a suspension count of the shared store, which every process's claims obey, and announces the change

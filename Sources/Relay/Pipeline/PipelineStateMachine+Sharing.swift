@@ -50,4 +50,74 @@ extension PipelineStateMachine {
             }
         }
     }
+
+    /// Publishes events that happened in other processes of the fleet, to those who follow them here.
+    ///
+    /// An operation claimed here was announced as enqueued by its claim, if its enqueued event had not arrived yet,
+    /// and one enqueued here by its commit's answer: the event that arrives later is passed over. One whose commit
+    /// here has not answered yet is announced from the log, before its start elsewhere. With no stream of every event open, nothing is published, and
+    /// what was noted for ordering is forgotten.
+    mutating func publish(_ events: [SharedEvent], into actions: inout PipelineActions) {
+        guard followsEveryEvent else {
+            enqueueAnnouncements = SharedEnqueueAnnouncements()
+            return
+        }
+        for event in events {
+            if event.kind.isEnqueued {
+                // One of this process's commits, read from the log before the commit answered here.
+                enqueuesInFlight.remove(event.operationID)
+                guard enqueueAnnouncements.logged(event.operationID) else { continue }
+            } else if event.kind.isStarted || event.kind.isTerminal {
+                enqueueAnnouncements.started(event.operationID)
+            }
+            hub.publish(
+                operationID: event.operationID, sequenceName: event.sequenceName, kind: event.kind, date: event.date,
+                into: &actions.events)
+        }
+    }
+
+    /// Whether a stream of every event is open.
+    var followsEveryEvent: Bool { hub.hasSubscribers(for: nil) }
+
+    /// Notes operations whose commit to the shared store is under way.
+    mutating func beginSharedCommit(_ ids: [UUID]) {
+        enqueuesInFlight.formUnion(ids)
+    }
+
+    /// Ends a commit to the shared store: announces as enqueued those of `operations` that the store named, unless a
+    /// claim here did first; with no snapshot, the commit failed and nothing is announced.
+    mutating func endSharedCommit(
+        _ operations: [CallOperation], snapshot: UInt64?, announced: Set<UUID>, now: Int64,
+        into actions: inout PipelineActions
+    ) {
+        for operation in operations where enqueuesInFlight.remove(operation.id) != nil {
+            guard let snapshot, announced.contains(operation.id) else { continue }
+            announceEnqueued(operation, snapshot: snapshot, now: now, into: &actions)
+        }
+    }
+
+    /// Announces as enqueued, before they start, the claimed operations whose enqueued event no one announced here
+    /// yet: those whose commit here has not answered, and, while a stream of every event is open, first claims of
+    /// operations whose event the store's log has not brought yet.
+    mutating func announceClaimed(_ claimed: [StoredOperation], now: Int64, into actions: inout PipelineActions) {
+        guard !enqueuesInFlight.isEmpty || followsEveryEvent else { return }
+        for stored in claimed {
+            let operation = stored.operation
+            let inFlight = enqueuesInFlight.remove(operation.id) != nil
+            guard inFlight || (followsEveryEvent && stored.attempts == 0) else { continue }
+            if followsEveryEvent, !enqueueAnnouncements.claimed(operation.id) { continue }
+            publish(
+                .enqueued(snapshot: operation.snapshot ?? 0), operation: operation.id,
+                sequence: operation.sequenceName, now: now, into: &actions)
+        }
+    }
+
+    private mutating func announceEnqueued(
+        _ operation: CallOperation, snapshot: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
+        if followsEveryEvent { enqueueAnnouncements.announced(operation.id) }
+        publish(
+            .enqueued(snapshot: snapshot), operation: operation.id, sequence: operation.sequenceName, now: now,
+            into: &actions)
+    }
 }

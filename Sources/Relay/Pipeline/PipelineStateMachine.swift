@@ -130,6 +130,13 @@ struct PipelineStateMachine: Sendable {
     var lastFailures: [Int32: CallFailure] = [:]
     /// Running operations whose claims a shared store lost, which leave the graph when their attempts end.
     var abandoned: Set<Int32> = []
+    /// Operations whose commit to a shared store has not answered yet: their enqueued events are announced once, by
+    /// the commit's answer or by a claim of them here, whichever comes first.
+    var enqueuesInFlight: Set<UUID> = []
+    /// While a stream of every event is open, the operations announced here as enqueued that no claim has started
+    /// yet, and those a claim here announced before the store's event log did: each enqueued event is announced once,
+    /// before the operation's start (see `PipelineStateMachine+Sharing.swift`).
+    var enqueueAnnouncements = SharedEnqueueAnnouncements()
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()

@@ -105,15 +105,21 @@ public struct SharedCommit: Sendable, Hashable {
     /// The outcomes of the commit's operations that have one already: known ones that finished, and new ones
     /// cancelled because a dependency had failed.
     public let outcomes: [UUID: CallResult]
+    /// The operations the commit added that the DataPoint announces to its event streams as enqueued; the store
+    /// announces the others, if any (through ``SharedLink/publish(_:)``), such as those of a commit that joined a
+    /// transaction still open.
+    public let announced: [UUID]
 
     /// Creates a commit's answer.
     ///
     /// - Parameters:
     ///   - snapshot: The commit's snapshot number.
     ///   - outcomes: The outcomes its operations have already.
-    public init(snapshot: UInt64, outcomes: [UUID: CallResult] = [:]) {
+    ///   - announced: The operations it added that the DataPoint announces as enqueued.
+    public init(snapshot: UInt64, outcomes: [UUID: CallResult] = [:], announced: [UUID] = []) {
         self.snapshot = snapshot
         self.outcomes = outcomes
+        self.announced = announced
     }
 }
 
@@ -187,6 +193,19 @@ public struct SharedLink: Sendable {
     ///   - ids: The operations; those whose commits have not returned here are left as they are.
     ///   - error: What each handle's wait throws.
     public func fail(_ ids: [UUID], with error: RelayError) { core.remote.fail(ids, with: error) }
+
+    /// Delivers what happened in other processes to this DataPoint's event streams, after every event of its own
+    /// already published.
+    ///
+    /// - Parameter events: The events, in the order they happened.
+    public func publish(_ events: [SharedEvent]) {
+        core.publishShared(events)
+    }
+
+    /// Whether a stream of every event is open here: a store need not read other processes' events otherwise.
+    public var followsEvents: Bool {
+        core.read { $0.followsEveryEvent }
+    }
 
     /// The sequences registered in this process: the store claims operations of these only.
     public var sequences: [CallSequence.Name] {

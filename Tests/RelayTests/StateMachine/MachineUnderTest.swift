@@ -178,6 +178,22 @@ struct MachineUnderTest {
         return machine.adopt(operations, clock: clock, directory: &directory, now: now, into: &actions)
     }
 
+    /// Operations a shared store claimed for this process, announced and added as the core does.
+    mutating func claim(_ operations: [StoredOperation], now: Int64) {
+        machine.announceClaimed(operations, now: now, into: &actions)
+        _ = adopt(operations, now: now)
+    }
+
+    /// A commit to a shared store that answered with `snapshot`, naming `announced`.
+    mutating func endSharedCommit(_ operations: [CallOperation], snapshot: UInt64?, announced: Set<UUID>) {
+        machine.endSharedCommit(operations, snapshot: snapshot, announced: announced, now: 0, into: &actions)
+    }
+
+    /// Events of other processes that a shared store read.
+    mutating func publish(_ events: [SharedEvent]) {
+        machine.publish(events, into: &actions)
+    }
+
     func lookup(_ id: UUID) -> Int32? { machine.lookup(id, in: directory) }
     func status(of id: UUID, now: Int64) -> CallStatus? { machine.status(of: id, in: directory, now: now) }
     func holds(of id: UUID) -> [String?: Date]? { machine.holds(of: id, in: directory) }

@@ -93,4 +93,52 @@ struct SharedStoreMachineTests {
         #expect(test.takeActions().effects.handedToStore.isEmpty)
         #expect(test.state(of: job.record.id) == .pending(.retry(at: Date(timeIntervalSince1970: 100))))
     }
+
+    @Test("S29: on a fleet, each operation is announced enqueued once, before its start, whichever route comes first")
+    func enqueuedAnnouncedOnce() throws {
+        var test = try MachineUnderTest(bunchSize: 4, sharing: true)
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        _ = test.takeActions()
+        func stored(_ operation: CallOperation) -> StoredOperation {
+            var numbered = operation
+            numbered.snapshot = 7
+            return StoredOperation(
+                operation: numbered, snapshot: 7, attempts: 0, enqueuedAt: Date(timeIntervalSince1970: 0))
+        }
+        func logged(_ operation: CallOperation, _ kind: CallEvent.Kind) -> SharedEvent {
+            SharedEvent(
+                operationID: operation.id, sequenceName: .data, kind: kind, date: Date(timeIntervalSince1970: 0))
+        }
+        func claim(_ operation: CallOperation) { test.claim([stored(operation)], now: 0) }
+        func answer(_ operation: CallOperation) {
+            test.endSharedCommit([operation], snapshot: 7, announced: [operation.id])
+        }
+        func log(_ events: [SharedEvent]) { test.publish(events) }
+        let ownClaimedFirst = CallOperation(kind: "noop")
+        let ownLoggedFirst = CallOperation(kind: "noop")
+        let ownRunElsewhere = CallOperation(kind: "noop")
+        let otherLoggedFirst = CallOperation(kind: "noop")
+        let otherClaimedFirst = CallOperation(kind: "noop")
+        test.machine.beginSharedCommit([ownClaimedFirst.id, ownLoggedFirst.id, ownRunElsewhere.id])
+
+        claim(ownClaimedFirst)
+        answer(ownClaimedFirst)
+        log([logged(ownClaimedFirst, .enqueued(snapshot: 7))])
+        log([logged(ownLoggedFirst, .enqueued(snapshot: 7))])
+        answer(ownLoggedFirst)
+        answer(ownRunElsewhere)
+        log([logged(ownRunElsewhere, .enqueued(snapshot: 7)), logged(ownRunElsewhere, .started(attempt: 1))])
+        log([logged(otherLoggedFirst, .enqueued(snapshot: 7))])
+        claim(otherLoggedFirst)
+        claim(otherClaimedFirst)
+        log([logged(otherClaimedFirst, .enqueued(snapshot: 7))])
+
+        let delivered = test.takeActions().delivered
+        for operation in [ownClaimedFirst, ownLoggedFirst, ownRunElsewhere, otherLoggedFirst, otherClaimedFirst] {
+            let kinds = delivered.filter { $0.operationID == operation.id }.map(\.kind.name)
+            #expect(kinds.filter { $0 == "enqueued" }.count == 1, "\(kinds)")
+            #expect(kinds.first == "enqueued", "\(kinds)")
+        }
+        #expect(test.machine.enqueuesInFlight.isEmpty)
+    }
 }

@@ -14,9 +14,12 @@ extension PostgresFleetStorage {
                     try await connection.listen(on: PostgresQueue.readyChannel) { ready in
                         try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
                             try await connection.listen(on: PostgresQueue.cancelChannel) { cancels in
-                                pause = .milliseconds(10)
-                                try await self.heard(
-                                    ready: ready, finished: finished, cancels: cancels, on: connection, for: link)
+                                try await connection.listen(on: PostgresQueue.eventsChannel) { events in
+                                    pause = .milliseconds(10)
+                                    try await self.heard(
+                                        ready: ready, finished: finished, cancels: cancels, events: events,
+                                        on: connection, for: link)
+                                }
                             }
                         }
                     }
@@ -35,13 +38,16 @@ extension PostgresFleetStorage {
     /// listened, then on each notification.
     private func heard(
         ready: PostgresNotificationSequence, finished: PostgresNotificationSequence,
-        cancels: PostgresNotificationSequence, on connection: PostgresConnection, for link: SharedLink
+        cancels: PostgresNotificationSequence, events: PostgresNotificationSequence, on connection: PostgresConnection,
+        for link: SharedLink
     ) async throws {
         wakeClaims()
+        wakeEvents(for: link, always: false)
         try await settleAwaited(link.awaited, for: link)
         try await cancelRequested(for: link)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { for try await _ in ready { self.wakeClaims() } }
+            group.addTask { for try await _ in events { self.wakeEvents(for: link, always: false) } }
             group.addTask {
                 for try await note in finished {
                     // What ended under a claim of this process's is settled by the process itself, without a read.

@@ -8,11 +8,14 @@ extension PostgresFleetStorage {
     /// both up on a timer, until the task is cancelled; see ``SharedStorage/run(_:)``.
     public func run(_ link: SharedLink) async {
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        running.withLock { $0 = (link, wake) }
+        let (eventWakes, eventWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        running.withLock { $0 = (link, wake, eventWake) }
         defer { running.withLock { $0 = nil } }
         wake.yield()
+        eventWake.yield()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.claim(for: link, on: wakes) }
+            group.addTask { await self.followEvents(for: link, on: eventWakes) }
             if options.listens { group.addTask { await self.listen(for: link) } }
             // Leases are kept on their own cadence, whatever the polling: an expired one is reclaimed within a third
             // of a lease, even when a claim's answer was lost and no process knows that it holds the operation.
@@ -21,11 +24,13 @@ extension PostgresFleetStorage {
                     link.abandon(try await self.renew())
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
+                    try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
                 }
             }
             group.addTask {
                 await self.every(self.options.pollInterval) {
                     self.wakeClaims()
+                    self.wakeEvents(for: link, always: true)
                     try await self.settleAwaited(link.awaited, for: link)
                 }
             }

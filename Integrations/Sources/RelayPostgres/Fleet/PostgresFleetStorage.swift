@@ -28,9 +28,14 @@ import Synchronization
 /// A suspension, of a sequence or of the DataPoint, made in any process holds fleet-wide until it is resumed from any:
 /// no process claims from it meanwhile, though one may still start what it claimed before, at most ``Options/claimLimit``.
 ///
+/// A stream of every event of a DataPoint (``DataPoint/events(bufferSize:)``) tells what the whole fleet does to
+/// operations: the database keeps a log of each operation enqueued, started and ended, written in the transaction
+/// that makes the change, and every process follows it (see ``Options/eventRetention``). A transaction left open in
+/// the database delays the events written after it began until it ends.
+///
 /// Built so far: enqueues, in a transaction of the application's too (see ``joining(_:_:)``), scheduled starts,
-/// claims, leases, outcomes, retries within a claim, suspensions, cancellation, and handles awaited from the process
-/// that enqueued. Models, holds and events of other processes are yet to be shared.
+/// claims, leases, outcomes, retries, suspensions, holds, cancellation, statuses, handles awaited from any process,
+/// and events of operations. Models are yet to be shared.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
@@ -57,6 +62,11 @@ public final class PostgresFleetStorage: SharedStorage {
         /// with ``RelayError/Code/storageFailure``, and how long the store keeps trying to record an outcome before
         /// it leaves the operation to run again elsewhere once its lease expires; 30 seconds by default.
         public var deadline: Duration = .seconds(30)
+        /// How long the fleet's event log keeps an event, by the database's clock; 10 minutes by default.
+        ///
+        /// Every process follows the log as it grows, to publish what the others did to its own event streams (see
+        /// ``SharedLink/publish(_:)``), and deletes what is older than this every third of its lease.
+        public var eventRetention: Duration = .seconds(600)
 
         /// The default options.
         public init() {}
@@ -70,8 +80,11 @@ public final class PostgresFleetStorage: SharedStorage {
     /// The operations this process holds, with the attempt that fences their outcomes, and whether one began.
     let held = Mutex<[UUID: PostgresHeldClaim]>([:])
     let commits = PostgresGroupCommit<PostgresFleetWrite>()
-    /// The running DataPoint, and the wake of the loop that claims, while ``run(_:)`` runs.
-    let running = Mutex<(link: SharedLink, wake: AsyncStream<Void>.Continuation)?>(nil)
+    /// The running DataPoint, and the wakes of the loops that claim and that follow the event log, while ``run(_:)``
+    /// runs.
+    let running = Mutex<
+        (link: SharedLink, wake: AsyncStream<Void>.Continuation, events: AsyncStream<Void>.Continuation)?
+    >(nil)
 
     /// A store on the database that `client` reaches.
     ///
@@ -99,7 +112,9 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Returns: ``StoredState/empty``.
     /// - Throws: ``RelayError/Code/unsupportedFormat`` for a newer schema, or ``RelayError/Code/storageFailure``.
     public func open() async throws -> StoredState {
-        try await PostgresSchema.migrate(queue.client, logger: logger)
+        // A pool that has just found the database again may take longer than a call's deadline to connect.
+        try await PostgresSchema.migrate(
+            queue.client, deadline: max(options.deadline, PostgresSchema.deadline), clock: clock, logger: logger)
         return .empty
     }
 
@@ -111,15 +126,15 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline, or the
     ///   typed error of a commit it refuses.
     public func commit(_ operations: [CallOperation], startTimes: [UUID: Date]) async throws -> SharedCommit {
-        let enqueued: PostgresQueue.Enqueued
         if let transaction = Self.joined {
-            enqueued = try await PostgresQueue.mapping("enqueueing a commit in the application's transaction") {
+            let enqueued = try await PostgresQueue.mapping("enqueueing a commit in the application's transaction") {
                 try await queue.enqueue(operations, startTimes: startTimes, on: transaction)
             }
-        } else {
-            enqueued = try await queue.enqueue(operations, startTimes: startTimes)
+            // Visible once the application commits: every process, this one too, announces it from the event log then.
+            return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
         }
-        return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
+        let enqueued = try await queue.enqueue(operations, startTimes: startTimes, enqueuer: owner)
+        return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
     }
 
     /// The application's transaction that commits join while ``joining(_:_:)`` runs.

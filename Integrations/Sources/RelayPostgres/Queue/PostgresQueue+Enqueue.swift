@@ -5,8 +5,12 @@ import Relay
 
 extension PostgresQueue {
     /// Enqueues one commit in a transaction of its own; see ``enqueue(_:startTimes:on:)``.
-    func enqueue(_ operations: [CallOperation], startTimes: [UUID: Date] = [:]) async throws -> Enqueued {
-        try await transaction("enqueueing a commit") { try await enqueue(operations, startTimes: startTimes, on: $0) }
+    func enqueue(
+        _ operations: [CallOperation], startTimes: [UUID: Date] = [:], enqueuer: UUID? = nil
+    ) async throws -> Enqueued {
+        try await transaction("enqueueing a commit") {
+            try await enqueue(operations, startTimes: startTimes, enqueuer: enqueuer, on: $0)
+        }
     }
 
     /// Enqueues one commit on `connection`, inside the transaction open on it.
@@ -22,23 +26,31 @@ extension PostgresQueue {
     /// An operation named in `startTimes` is claimed by no process before its time, on the database's clock; one
     /// stored already keeps its own schedule.
     ///
+    /// The event log names `enqueuer` as the origin of the operations' enqueued events: that process announces them
+    /// itself. With `nil`, every process announces them, once the transaction commits.
+    ///
     /// - Throws: ``RelayError/Code/unknownDependency`` for a dependency neither stored nor in the commit,
     ///   ``RelayError/Code/conflictingOperation`` for a known id with other content,
     ///   ``RelayError/Code/dependencyCycle`` for dependencies that close a cycle, ``RelayError/Code/unknownSequence``
     ///   for a sequence never registered, or ``RelayError/Code/invalidArgument`` for an empty commit; the
     ///   transaction is then to be rolled back.
     func enqueue(
-        _ operations: [CallOperation], startTimes: [UUID: Date] = [:], on connection: PostgresConnection
+        _ operations: [CallOperation], startTimes: [UUID: Date] = [:], enqueuer: UUID? = nil,
+        on connection: PostgresConnection
     ) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
         let snapshot: Int64
-        switch try await enqueueNew(operations, startTimes: startTimes, on: connection) {
+        switch try await enqueueNew(operations, startTimes: startTimes, enqueuer: enqueuer, on: connection) {
         case .written(let enqueued): return enqueued
         case .numbered(let number): snapshot = number
         case .notTried:
             guard
                 let number = try await rows(
-                    "UPDATE relay_counters SET snapshot = snapshot + 1 RETURNING snapshot", on: connection
+                    """
+                    UPDATE relay_counters SET snapshot = snapshot + 1
+                    WHERE set_config('relay.origin', coalesce(\(enqueuer)::text, ''), true) IS NOT NULL
+                    RETURNING snapshot
+                    """, on: connection
                 ).first?.decode(Int64.self)
             else { throw Self.unnumbered }
             snapshot = number
@@ -141,7 +153,7 @@ extension PostgresQueue {
     /// Writes a commit whose dependencies are all its own in one call, when none of its operations is stored: the
     /// common case, in one round trip instead of five.
     private func enqueueNew(
-        _ operations: [CallOperation], startTimes: [UUID: Date], on connection: PostgresConnection
+        _ operations: [CallOperation], startTimes: [UUID: Date], enqueuer: UUID?, on connection: PostgresConnection
     ) async throws -> NewCommit {
         let ids = Set(operations.map(\.id))
         guard ids.count == operations.count, operations.allSatisfy({ $0.dependencies.isSubset(of: ids) }) else {
@@ -157,6 +169,7 @@ extension PostgresQueue {
             let numbered = try await self.rows(
                 """
                 SELECT commit_snapshot, commit_written FROM relay_enqueue(
+                    \(enqueuer)::uuid,
                     \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
                     \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
                     \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[],

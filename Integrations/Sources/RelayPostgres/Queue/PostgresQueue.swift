@@ -62,6 +62,8 @@ struct PostgresQueue: Sendable {
 
     /// Announces that a process asked to cancel a running operation; the payload is its id.
     static let cancelChannel = "relay_cancel"
+    /// Announces that the event log has grown.
+    static let eventsChannel = "relay_events"
 
     /// What one commit did.
     struct Enqueued: Sendable, Hashable {
@@ -83,16 +85,7 @@ struct PostgresQueue: Sendable {
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         try await withConnection(what) { connection in
-            let guarded = guards.guarding(connection)
-            _ = try await guarded.result(of: "BEGIN", logger: logger)
-            do {
-                let value = try await body(connection)
-                _ = try await guarded.result(of: "COMMIT", logger: logger)
-                return value
-            } catch {
-                _ = try? await guarded.result(of: "ROLLBACK", logger: logger)
-                throw error
-            }
+            try await guards.guarding(connection).transaction(logger: logger) { try await body(connection) }
         }
     }
 

@@ -1,0 +1,81 @@
+extension PostgresSchema {
+    /// The fleet's event log: what happened to each operation, written by triggers in the transaction that made it
+    /// happen, so that every process can follow what the others did.
+    ///
+    /// It also moves `relay_enqueue` to the version that names the process that enqueues.
+    ///
+    /// `kind` is 0 for an operation enqueued, 2 for a claim that starts an attempt, and the terminal state (3 to 6) for
+    /// one that ended. `origin` is the process whose DataPoint announced the event itself (the claimer of a start,
+    /// the owner that recorded an outcome, the process that enqueued), and `NULL` when no DataPoint did: every process then announces it. `tx`
+    /// is the writing transaction's id: a follower reads only what transactions older than every running one wrote,
+    /// in `(tx, position)` order, so that nothing that commits late is skipped.
+    static let eventStatements = [
+        """
+        DROP FUNCTION relay_enqueue(
+            uuid[], text[], integer[], bigint[], smallint[], integer[], boolean[], bytea[], uuid[], uuid[], uuid[],
+            timestamptz[])
+        """,
+        enqueueFunction(namingEnqueuer: true),
+        """
+        CREATE TABLE relay_events (
+            position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            origin uuid,
+            operation uuid NOT NULL,
+            sequence text NOT NULL,
+            kind smallint NOT NULL,
+            attempts integer NOT NULL,
+            snapshot bigint NOT NULL,
+            enqueued_at timestamptz NOT NULL,
+            started_at timestamptz,
+            finished_at timestamptz,
+            result bytea
+        )
+        """,
+        "CREATE INDEX relay_events_order ON relay_events (tx, position)",
+        "CREATE INDEX relay_events_at ON relay_events (at)",
+        """
+        CREATE FUNCTION relay_log_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO relay_events (
+                origin, operation, sequence, kind, attempts, snapshot, enqueued_at, started_at, finished_at, result)
+            SELECT CASE WHEN kind = 0 THEN nullif(current_setting('relay.origin', true), '')::uuid END, id, sequence,
+                kind, attempts, snapshot, enqueued_at, started_at, finished_at, result
+            FROM (
+                SELECT n.*, 0 AS kind FROM new_rows n
+                UNION ALL
+                SELECT n.*, n.state AS kind FROM new_rows n WHERE n.state >= 3
+            ) e ORDER BY snapshot, ordinal, kind;
+            IF FOUND THEN
+                PERFORM pg_notify('\(PostgresQueue.eventsChannel)', '');
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        """
+        CREATE FUNCTION relay_log_updates() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO relay_events (
+                origin, operation, sequence, kind, attempts, snapshot, enqueued_at, started_at, finished_at, result)
+            SELECT CASE WHEN n.state = 2 THEN n.owner ELSE o.owner END, n.id, n.sequence, n.state, n.attempts,
+                n.snapshot, n.enqueued_at, n.started_at, n.finished_at, n.result
+            FROM new_rows n JOIN old_rows o ON o.id = n.id
+            WHERE n.state <> o.state AND n.state >= 2
+            ORDER BY n.snapshot, n.ordinal;
+            IF FOUND THEN
+                PERFORM pg_notify('\(PostgresQueue.eventsChannel)', '');
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        """
+        CREATE TRIGGER relay_operations_inserted AFTER INSERT ON relay_operations
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_inserts()
+        """,
+        """
+        CREATE TRIGGER relay_operations_updated AFTER UPDATE ON relay_operations
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_updates()
+        """,
+    ]
+}

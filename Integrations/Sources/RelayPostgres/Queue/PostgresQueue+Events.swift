@@ -1,0 +1,97 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import Relay
+
+extension PostgresQueue {
+    /// A place in the event log: every event of a transaction older than `transaction`, and of that one up to
+    /// `position`, is behind it.
+    struct EventCursor: Sendable, Hashable {
+        let transaction: Int64
+        let position: Int64
+    }
+
+    /// What the event log holds after a cursor, as far as it is final.
+    struct LoggedEvents: Sendable {
+        /// The events of other processes, in the order they happened.
+        let events: [SharedEvent]
+        /// Where the next read starts.
+        let cursor: EventCursor
+        /// Whether the log may hold more already.
+        let more: Bool
+    }
+
+    /// The place in the event log from which what is written from now on follows: no transaction still running is
+    /// behind it.
+    func eventCursor() async throws -> EventCursor {
+        try await Self.mapping("reading the event log's end") {
+            let rows = try await read(
+                "reading the event log's end", "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+            let transaction = try rows.first?.decode(Int64.self) ?? 0
+            return EventCursor(transaction: transaction, position: 0)
+        }
+    }
+
+    /// The events after `cursor` that every transaction older than those still running wrote, oldest first, at most
+    /// `limit`; those that `origin` announced itself are passed over, but for its enqueued events.
+    func events(after cursor: EventCursor, except origin: UUID, limit: Int) async throws -> LoggedEvents {
+        try await Self.mapping("reading the event log") {
+            let rows = try await read(
+                "reading the event log",
+                """
+                SELECT tx::text::bigint, position, origin IS NOT DISTINCT FROM \(origin), operation, sequence, kind,
+                    attempts, snapshot, at, enqueued_at, started_at, finished_at,
+                    CASE WHEN origin IS DISTINCT FROM \(origin) THEN result END
+                FROM relay_events
+                WHERE (tx, position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
+                    AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY tx, position LIMIT \(limit)
+                """)
+            var events: [SharedEvent] = []
+            var next = cursor
+            for row in rows {
+                let (
+                    transaction, position, own, id, sequence, kind, attempts, snapshot, at, enqueuedAt, startedAt,
+                    finishedAt, result
+                ) = try row.decode(
+                    (Int64, Int64, Bool, UUID, String, Int16, Int32, Int64, Date, Date, Date?, Date?, ByteBuffer?)
+                        .self)
+                next = EventCursor(transaction: transaction, position: position)
+                // Its own enqueued events too: the DataPoint announces them when the commit answers, or from here when
+                // the log is read first.
+                guard !own || kind == 0 else { continue }
+                let metrics = CallMetrics(
+                    enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt,
+                    queueWait: startedAt.map { .seconds($0.timeIntervalSince(enqueuedAt)) }, attempts: Int(attempts))
+                let happened: CallEvent.Kind
+                switch kind {
+                case 0: happened = .enqueued(snapshot: UInt64(snapshot))
+                case 2: happened = .started(attempt: Int(attempts))
+                default:
+                    guard let result else {
+                        throw RelayError(.corruptStore, "event \(position) of operation \(id) ended with no outcome")
+                    }
+                    switch try CallResult(encoded: Data(result.readableBytesView)) {
+                    case .completed: happened = .completed(metrics)
+                    case .skipped: happened = .skipped(metrics)
+                    case .failed(let failure): happened = .failed(failure, metrics)
+                    case .cancelled(let cancellation): happened = .cancelled(cancellation, metrics)
+                    }
+                }
+                events.append(
+                    SharedEvent(
+                        operationID: id, sequenceName: CallSequence.Name(rawValue: sequence), kind: happened, date: at))
+            }
+            return LoggedEvents(events: events, cursor: next, more: rows.count >= limit)
+        }
+    }
+
+    /// Deletes the events written before `age` ago, by the database's clock: a process follows the log as it grows,
+    /// and one that falls further behind has lost those events.
+    func pruneEvents(olderThan age: Duration) async throws {
+        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+        _ = try await write(
+            "pruning the event log",
+            "DELETE FROM relay_events WHERE at < now() - make_interval(secs => \(seconds))")
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import PostgresNIO
+import Relay
+import RelayPostgres
+import RelayTesting
+import Testing
+
+/// Every process's event streams tell what the whole fleet did.
+@Suite(
+    "S29 events across a fleet", .timeLimit(.minutes(2)),
+    .enabled(if: TestDatabase.isAvailable, "RELAY_POSTGRES_URL names no PostgreSQL server"))
+struct PostgresFleetEventTests {
+    private typealias Fleet = PostgresFleetTests
+
+    /// The lifecycle events of `ids` that `events` delivers, by operation, until each has ended.
+    private static func lifecycles(
+        of ids: Set<UUID>, in events: CallEventStream
+    ) async -> [UUID: [String]] {
+        var seen: [UUID: [String]] = [:]
+        var ended: Set<UUID> = []
+        for await event in events {
+            guard let id = event.operationID, ids.contains(id) else { continue }
+            guard event.kind.isEnqueued || event.kind.isStarted || event.kind.isTerminal else { continue }
+            seen[id, default: []].append(event.kind.name)
+            if event.kind.isTerminal { ended.insert(id) }
+            if ended == ids { break }
+        }
+        return seen
+    }
+
+    @Test("S29: a stream of every event tells of operations other processes enqueue and run, each event once")
+    func eventsAcrossProcesses() async throws {
+        try await Fleet.withTwoProcesses { point, _ in
+            let events = point.events()
+            // Runs in the other process, which alone registered its sequence; and here.
+            let there = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+            let here = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+            let handles = try await point.enqueue([there, here])
+            #expect(try await Fleet.ranBy(handles) == ["A": 1, "B": 1])
+            let seen = await Self.lifecycles(of: [there.id, here.id], in: events)
+            #expect(seen[there.id] == ["enqueued", "started", "completed"], "\(seen)")
+            #expect(seen[here.id] == ["enqueued", "started", "completed"], "\(seen)")
+        }
+    }
+
+    @Test("S29: operations a third process enqueues are announced enqueued once, before they start, wherever they run")
+    func eventsOfAnotherEnqueuer() async throws {
+        try await Fleet.withTwoProcesses { point, database in
+            let events = point.events()
+            let here = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+            let there = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+            let later = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+            try await TestDatabase.withClient(database: database) { client in
+                try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: Fleet.options())) {
+                    third in
+                    _ = try await third.enqueue([here, there])
+                    _ = try await third.enqueue([later], at: Date(timeIntervalSinceNow: 3600))
+                }
+            }
+            // Cancelled from here while it waits in the database: the store cancels it, and the log tells.
+            #expect(try await point.cancel(later.id))
+            let seen = await Self.lifecycles(of: [here.id, there.id, later.id], in: events)
+            #expect(seen[here.id] == ["enqueued", "started", "completed"], "\(seen)")
+            #expect(seen[there.id] == ["enqueued", "started", "completed"], "\(seen)")
+            #expect(seen[later.id] == ["enqueued", "cancelled"], "\(seen)")
+        }
+    }
+}
