@@ -235,5 +235,10 @@ public enum PostgresSchema {
         Migration(
             summary: "the fleet's event log, written by triggers, followed by every process",
             statements: eventStatements),
+        Migration(
+            summary: "finished operations found by when they finished, for retention",
+            statements: [
+                "CREATE INDEX relay_operations_finished ON relay_operations (state, finished_at) WHERE state >= 3"
+            ]),
     ]
 }

@@ -46,6 +46,8 @@ extension DataPoint {
     /// }
     /// ```
     ///
+    /// On a shared store, an operation that another process enqueued or ran is replayed as well: the store has it.
+    ///
     /// - Parameter id: The failed or cancelled operation.
     /// - Returns: The handle of the new operation.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation`` when no operation has this id (or it was
@@ -60,17 +62,26 @@ extension DataPoint {
             else { return nil }
             return (operation, status)
         }
-        guard let (original, status) = found else {
+        let original: CallOperation
+        let state: OperationQuery.State
+        if let (operation, status) = found {
+            (original, state) = (operation, OperationQuery.State(status.state))
+        } else if let stored = try await core.storedShared(id) {
+            // A fleet's operation that this process does not hold: the shared store has it.
+            original = stored.operation
+            if let result = stored.result {
+                state = OperationQuery.State(.finished(result))
+            } else {
+                state = try await core.status(of: id).map { OperationQuery.State($0.state) } ?? .pending
+            }
+        } else {
             throw RelayError(.unknownOperation, "no operation \(id) is known", operationIDs: [id])
         }
-        switch status.state {
-        case .finished(.failed), .finished(.cancelled):
-            break
-        default:
+        guard state == .failed || state == .cancelled else {
             throw RelayError(
                 .notReplayable,
-                "operation \(id) is \(OperationQuery.State(status.state).rawValue); "
-                    + "only failed and cancelled operations are replayed", operationIDs: [id])
+                "operation \(id) is \(state.rawValue); only failed and cancelled operations are replayed",
+                operationIDs: [id])
         }
         return try await enqueue(original.replayed())
     }

@@ -18,9 +18,15 @@ extension PipelineCore {
     }
 
     func purge(_ ids: [UUID]) async throws(RelayError) -> Int {
-        try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
+        // On a fleet the database holds every operation, and this process copies of those it ran.
+        var purgedShared: Int?
+        if let shared {
+            purgedShared = try await callShared("purge \(ids.count) operations") { try await shared.purge(ids) }
+        }
+        let purged = try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in
             try machine.purge(ids, in: directory, now: now, into: &actions)
         }
+        return purgedShared ?? purged
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {

@@ -70,6 +70,12 @@ extension PipelineCore {
         return record
     }
 
+    /// Operation `id` as a shared store holds it, wherever it was enqueued and ran; `nil` without a shared store.
+    func storedShared(_ id: UUID) async throws(RelayError) -> StoredOperation? {
+        guard let shared else { return nil }
+        return try await callShared("look up \(id)") { try await shared.operation(id) }
+    }
+
     /// The status of an operation: as this DataPoint holds it, or else as a shared store holds it.
     func status(of id: UUID) async throws(RelayError) -> CallStatus? {
         let now = clock.now

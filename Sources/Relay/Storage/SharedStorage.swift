@@ -96,6 +96,17 @@ public protocol SharedStorage: Storage {
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownOperation`` when the store holds no such operation, or
     ///   ``RelayError/Code/storageFailure``.
     func cancel(_ id: UUID) async throws -> Bool
+
+    /// Removes finished operations from the store now, wherever they ran, before their retention passes.
+    ///
+    /// ``DataPoint/purge(_:)-(Sequence<UUID>)`` calls it on a shared store; the DataPoint purges its own copies
+    /// too.
+    ///
+    /// - Parameter ids: The finished operations; those the store does not hold are passed over.
+    /// - Returns: How many operations were removed.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationUnfinished`` when one has not finished, and then
+    ///   nothing is removed; ``RelayError/Code/storageFailure``.
+    func purge(_ ids: [UUID]) async throws -> Int
 }
 
 /// What a shared store's commit did.

@@ -25,6 +25,7 @@ extension PostgresFleetStorage {
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
                     try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
+                    if let retention = self.retention.withLock({ $0 }) { try await self.queue.prune(retention) }
                 }
             }
             group.addTask {

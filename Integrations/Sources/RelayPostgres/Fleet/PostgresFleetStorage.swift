@@ -80,6 +80,8 @@ public final class PostgresFleetStorage: SharedStorage {
     /// The operations this process holds, with the attempt that fences their outcomes, and whether one began.
     let held = Mutex<[UUID: PostgresHeldClaim]>([:])
     let commits = PostgresGroupCommit<PostgresFleetWrite>()
+    /// What the DataPoint keeps of finished operations, once it has opened the store: what is older is pruned.
+    let retention = Mutex<RetentionPolicy?>(nil)
     /// The running DataPoint, and the wakes of the loops that claim and that follow the event log, while ``run(_:)``
     /// runs.
     let running = Mutex<
@@ -118,6 +120,23 @@ public final class PostgresFleetStorage: SharedStorage {
         return .empty
     }
 
+    /// Migrates the database's schema, as ``open()`` does, for a DataPoint that keeps finished operations as
+    /// `retention` says: while it runs, this process deletes from the database, every third of its lease, the
+    /// finished operations past their window, and the oldest past the most kept, of the whole fleet.
+    ///
+    /// The byte bounds of the policy (``RetentionPolicy/maximumBytes``, ``RetentionPolicy/maximumDeadLetterBytes``)
+    /// bound a process's memory; the database is bounded by the windows and counts. Give every process of a fleet the
+    /// same policy: each prunes by its own.
+    ///
+    /// - Parameter retention: The DataPoint's policy, from its ``DataPoint/Configuration``.
+    /// - Returns: ``StoredState/empty``.
+    /// - Throws: As ``open()`` does.
+    public func open(retention: RetentionPolicy) async throws -> StoredState {
+        let state = try await open()
+        self.retention.withLock { $0 = retention }
+        return state
+    }
+
     /// Commits operations as one commit, numbered fleet-wide; see ``SharedStorage/commit(_:)``.
     ///
     /// A commit that fails at its deadline may have been committed all the same, if the database received it but its
@@ -135,6 +154,14 @@ public final class PostgresFleetStorage: SharedStorage {
         }
         let enqueued = try await queue.enqueue(operations, startTimes: startTimes, enqueuer: owner)
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
+    }
+
+    /// Removes finished operations from the database now, wherever they ran; see ``SharedStorage/purge(_:)``.
+    ///
+    /// - Throws: ``RelayError/Code/operationUnfinished`` when one has not finished, and then nothing is removed;
+    ///   ``RelayError/Code/storageFailure`` when the database does not answer within the deadline.
+    public func purge(_ ids: [UUID]) async throws -> Int {
+        try await queue.purge(ids)
     }
 
     /// The application's transaction that commits join while ``joining(_:_:)`` runs.

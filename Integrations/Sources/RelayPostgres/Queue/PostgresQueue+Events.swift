@@ -89,9 +89,8 @@ extension PostgresQueue {
     /// Deletes the events written before `age` ago, by the database's clock: a process follows the log as it grows,
     /// and one that falls further behind has lost those events.
     func pruneEvents(olderThan age: Duration) async throws {
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
         _ = try await write(
             "pruning the event log",
-            "DELETE FROM relay_events WHERE at < now() - make_interval(secs => \(seconds))")
+            "DELETE FROM relay_events WHERE at < now() - make_interval(secs => \(Self.seconds(age)))")
     }
 }
