@@ -35,13 +35,33 @@ extension PostgresSchema {
         """,
         "CREATE INDEX relay_events_order ON relay_events (tx, position)",
         "CREATE INDEX relay_events_at ON relay_events (at)",
+        logInsertsFunction(copyingResults: true),
+        logUpdatesFunction(copyingResults: true),
         """
-        CREATE FUNCTION relay_log_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE TRIGGER relay_operations_inserted AFTER INSERT ON relay_operations
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_inserts()
+        """,
+        """
+        CREATE TRIGGER relay_operations_updated AFTER UPDATE ON relay_operations
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_updates()
+        """,
+    ]
+
+    /// Schema version 9: the log no longer copies outcomes, which may be large responses; a follower reads a failure
+    /// or a cancellation from the operation's row.
+    static let eventsWithoutResults = [
+        logInsertsFunction(copyingResults: false), logUpdatesFunction(copyingResults: false),
+    ]
+
+    /// `relay_log_inserts`: an enqueued event for each operation added, and an ended one for each added ended.
+    static func logInsertsFunction(copyingResults: Bool) -> String {
+        """
+        CREATE OR REPLACE FUNCTION relay_log_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             INSERT INTO relay_events (
                 origin, operation, sequence, kind, attempts, snapshot, enqueued_at, started_at, finished_at, result)
             SELECT CASE WHEN kind = 0 THEN nullif(current_setting('relay.origin', true), '')::uuid END, id, sequence,
-                kind, attempts, snapshot, enqueued_at, started_at, finished_at, result
+                kind, attempts, snapshot, enqueued_at, started_at, finished_at, \(copyingResults ? "result" : "NULL")
             FROM (
                 SELECT n.*, 0 AS kind FROM new_rows n
                 UNION ALL
@@ -52,14 +72,18 @@ extension PostgresSchema {
             END IF;
             RETURN NULL;
         END $$
-        """,
         """
-        CREATE FUNCTION relay_log_updates() RETURNS trigger LANGUAGE plpgsql AS $$
+    }
+
+    /// `relay_log_updates`: a started event for each claim, an ended one for each operation that ended.
+    static func logUpdatesFunction(copyingResults: Bool) -> String {
+        """
+        CREATE OR REPLACE FUNCTION relay_log_updates() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             INSERT INTO relay_events (
                 origin, operation, sequence, kind, attempts, snapshot, enqueued_at, started_at, finished_at, result)
             SELECT CASE WHEN n.state = 2 THEN n.owner ELSE o.owner END, n.id, n.sequence, n.state, n.attempts,
-                n.snapshot, n.enqueued_at, n.started_at, n.finished_at, n.result
+                n.snapshot, n.enqueued_at, n.started_at, n.finished_at, \(copyingResults ? "n.result" : "NULL")
             FROM new_rows n JOIN old_rows o ON o.id = n.id
             WHERE n.state <> o.state AND n.state >= 2
             ORDER BY n.snapshot, n.ordinal;
@@ -68,14 +92,6 @@ extension PostgresSchema {
             END IF;
             RETURN NULL;
         END $$
-        """,
         """
-        CREATE TRIGGER relay_operations_inserted AFTER INSERT ON relay_operations
-        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_inserts()
-        """,
-        """
-        CREATE TRIGGER relay_operations_updated AFTER UPDATE ON relay_operations
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_updates()
-        """,
-    ]
+    }
 }

@@ -240,5 +240,7 @@ public enum PostgresSchema {
             statements: [
                 "CREATE INDEX relay_operations_finished ON relay_operations (state, finished_at) WHERE state >= 3"
             ]),
+        Migration(
+            summary: "the event log no longer copies outcomes", statements: eventsWithoutResults),
     ]
 }

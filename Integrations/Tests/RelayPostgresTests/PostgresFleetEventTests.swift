@@ -65,4 +65,23 @@ struct PostgresFleetEventTests {
             #expect(seen[later.id] == ["enqueued", "cancelled"], "\(seen)")
         }
     }
+
+    @Test("S29: a failure in another process reaches the stream with its reason; the log keeps no copy of outcomes")
+    func failureAcrossProcesses() async throws {
+        let refusing = ClosureExecutor { _, _ in .failed(reason: "refused") }
+        try await Fleet.withTwoProcesses(other: refusing) { point, database in
+            let events = point.events()
+            let there = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+            let handle = try await point.enqueue(there)
+            _ = try await handle.outcome
+            var failure: CallFailure?
+            for await event in events where event.operationID == there.id && event.kind.isTerminal {
+                failure = event.kind.failure
+                break
+            }
+            #expect(failure?.reason == "refused")
+            #expect(
+                try await Fleet.count("SELECT count(*) FROM relay_events WHERE result IS NOT NULL", in: database) == 0)
+        }
+    }
 }

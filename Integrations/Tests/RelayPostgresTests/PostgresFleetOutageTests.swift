@@ -121,7 +121,7 @@ struct PostgresFleetOutageTests {
                 // A commit may fail at once on a connection just ended; one that finds none waits for the deadline.
                 var refused: RelayError?
                 // The pool finds the connections ended one by one, sooner or later under load.
-                for _ in 0..<50 where refused?.message.contains("did not answer within 1.0 seconds") != true {
+                for _ in 0..<200 where refused?.message.contains("did not answer within 1.0 seconds") != true {
                     refused = await #expect(throws: RelayError.self) {
                         try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.left))
                     }

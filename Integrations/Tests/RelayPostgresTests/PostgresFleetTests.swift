@@ -185,9 +185,10 @@ struct PostgresFleetTests {
             let held = CallOperation(kind: Self.work, sequenceName: Self.right)
             let released = CallOperation(kind: Self.work, sequenceName: Self.right)
             let handles = try await point.enqueue([held, released])
+            // Both from one instant: the second ends first however long the first call takes.
             let until = Date().addingTimeInterval(1)
             try await point.hold(held.id, until: until, context: "rate")
-            try await point.hold(held.id, until: Date().addingTimeInterval(0.5), context: "other")
+            try await point.hold(held.id, until: until.addingTimeInterval(-0.5), context: "other")
             let (heldUntil, holds) = try await TestDatabase.withClient(database: database) { client in
                 var found: (Double?, String) = (nil, "")
                 for try await row in try await client.query(

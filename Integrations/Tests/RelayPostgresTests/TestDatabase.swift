@@ -48,16 +48,32 @@ struct TestDatabase {
     ) async throws -> Result {
         let name = "relay_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
         let administrative = url?.path.split(separator: "/").first.map(String.init) ?? "postgres"
-        try await withClient(database: administrative) { admin in
-            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        _ = try await described {
+            try await withClient(database: administrative) { admin in
+                try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+            }
         }
         do {
-            let result = try await withClient(database: name) { try await body($0, name) }
-            try await drop(name, from: administrative)
+            let result = try await described { try await withClient(database: name) { try await body($0, name) } }
+            try await described { try await drop(name, from: administrative) }
             return result
         } catch {
             try? await drop(name, from: administrative)
             throw error
+        }
+    }
+
+    /// What a test's database failed with, in full: postgres-nio describes its errors generically.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The value of `body`, or its error, with a driver's error described in full.
+    private static func described<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            throw Failure(description: String(reflecting: error))
         }
     }
 

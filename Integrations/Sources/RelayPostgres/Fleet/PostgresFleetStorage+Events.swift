@@ -26,6 +26,7 @@ extension PostgresFleetStorage {
                     more = logged.more
                 }
             } catch {
+                guard !Task.isCancelled else { return }
                 logger.warning("reading the event log failed; polling retries", metadata: ["error": "\(error)"])
             }
         }

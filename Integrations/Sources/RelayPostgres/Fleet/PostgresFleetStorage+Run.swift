@@ -132,6 +132,7 @@ extension PostgresFleetStorage {
             do {
                 try await body()
             } catch {
+                guard !Task.isCancelled else { return }
                 logger.warning("the fleet's upkeep failed; trying again", metadata: ["error": "\(error)"])
             }
         }

@@ -41,7 +41,9 @@ extension PostgresQueue {
                 """
                 SELECT tx::text::bigint, position, origin IS NOT DISTINCT FROM \(origin), operation, sequence, kind,
                     attempts, snapshot, at, enqueued_at, started_at, finished_at,
-                    CASE WHEN origin IS DISTINCT FROM \(origin) THEN result END
+                    CASE WHEN origin IS DISTINCT FROM \(origin) AND kind IN (5, 6) THEN coalesce(
+                        result, (SELECT o.result FROM relay_operations o WHERE o.id = relay_events.operation))
+                    END
                 FROM relay_events
                 WHERE (tx, position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
                     AND tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -67,15 +69,17 @@ extension PostgresQueue {
                 switch kind {
                 case 0: happened = .enqueued(snapshot: UInt64(snapshot))
                 case 2: happened = .started(attempt: Int(attempts))
+                case 3: happened = .completed(metrics)
+                case 4: happened = .skipped(metrics)
                 default:
-                    guard let result else {
-                        throw RelayError(.corruptStore, "event \(position) of operation \(id) ended with no outcome")
-                    }
+                    // A failure or a cancellation is read from the operation's row; one removed meanwhile (purged, or
+                    // past its retention) is passed over.
+                    guard let result else { continue }
                     switch try CallResult(encoded: Data(result.readableBytesView)) {
-                    case .completed: happened = .completed(metrics)
-                    case .skipped: happened = .skipped(metrics)
                     case .failed(let failure): happened = .failed(failure, metrics)
                     case .cancelled(let cancellation): happened = .cancelled(cancellation, metrics)
+                    case .completed: happened = .completed(metrics)
+                    case .skipped: happened = .skipped(metrics)
                     }
                 }
                 events.append(
