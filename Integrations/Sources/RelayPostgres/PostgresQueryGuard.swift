@@ -12,12 +12,19 @@ import Relay
 /// task that waits for it waiting for ever. One callback on the connection's close covers every query it runs, one at
 /// a time.
 final class PostgresQueryGuard: Sendable {
-    /// The query in flight, and whether the close's callback has run: a query registered after it would wait for
-    /// ever, and the connection may not say it is closed yet when its callbacks run.
+    /// The query in flight, and whether the connection is closing.
+    ///
+    /// Closing: its close's callback has run, or this guard has closed it. A query registered then would wait for
+    /// ever, and the connection may not say it is closed yet.
     private struct State {
         var promise: EventLoopPromise<PostgresQueryResult>?
         var closed = false
     }
+
+    /// Thrown, once the connection has closed, by a query of a pool's connection never sent since the connection was
+    /// closing: a pool lends a connection that has stopped until its close callbacks run, and the work can run again
+    /// on another.
+    struct Unsent: Error {}
 
     private let inFlight = NIOLockedValueBox(State())
     private let connection: PostgresConnection
@@ -55,7 +62,13 @@ final class PostgresQueryGuard: Sendable {
             state.promise = promise
             return promise
         }
-        guard let promise else { throw Self.closed }
+        guard let promise else {
+            guard abandonsWhenCancelled else { throw Self.closed }
+            // The pool learns of a close from the connection's close callbacks, which may run a moment after it
+            // stopped: given back before then, it would be lent again at once.
+            try? await waitUntilClosed()
+            throw Unsent()
+        }
         connection.query(query, logger: logger).whenComplete { [inFlight] result in
             if Self.take(promise, from: inFlight) { promise.completeWith(result) }
         }
@@ -65,22 +78,30 @@ final class PostgresQueryGuard: Sendable {
         } onCancel: { [inFlight] in
             // A deadline passed: the answer may never come, and a connection with a query in flight cannot run
             // another, so the connection is closed and its pool opens another.
-            guard Self.take(promise, from: inFlight) else { return }
-            promise.fail(Self.abandoned)
-            connection.close().whenComplete { _ in }
+            let taken = inFlight.withLockedValue { state in
+                guard state.promise?.futureResult === promise.futureResult else { return false }
+                state = State(promise: nil, closed: true)
+                return true
+            }
+            guard taken else { return }
+            // Failed once closed: the connection goes back to its pool only then, and is lent to nobody else.
+            connection.close().whenComplete { _ in promise.fail(Self.abandoned) }
         }
     }
 
     /// The value of `body`, run between `BEGIN` and `COMMIT` on this connection, or rolled back when it throws.
     ///
     /// Only the answer to `COMMIT` says that the transaction is durable: the database answers a statement before the
-    /// implicit transaction around it commits.
+    /// implicit transaction around it commits. Only an unsent `BEGIN` throws ``Unsent``: once it is sent, the
+    /// transaction's fate is the connection's.
     func transaction<Value: Sendable>(logger: Logger, _ body: () async throws -> Value) async throws -> Value {
         try await run("BEGIN", logger: logger)
         do {
             let value = try await body()
             try await run("COMMIT", logger: logger)
             return value
+        } catch is Unsent {
+            throw Self.closed
         } catch {
             try? await run("ROLLBACK", logger: logger)
             throw error

@@ -76,6 +76,7 @@ extension PostgresFleetStorage {
                     }
                     more = claims.count >= room
                 } catch {
+                    guard !Task.isCancelled else { return }
                     logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
                     more = false
                 }

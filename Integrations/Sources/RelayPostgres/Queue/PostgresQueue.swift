@@ -109,9 +109,21 @@ struct PostgresQueue: Sendable {
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         try await PostgresDeadline.run(what, within: deadline, sleeping: sleep) {
-            try await Self.mapping(what) { try await client.withConnection(body) }
+            try await Self.mapping(what) {
+                // A pool learns that a connection closed a moment after it stopped, and may lend it until then; the
+                // call sent nothing on it, and asks again once the pool knows.
+                for _ in 1..<Self.lendings {
+                    do { return try await client.withConnection(body) } catch is PostgresQueryGuard.Unsent {}
+                }
+                do { return try await client.withConnection(body) } catch is PostgresQueryGuard.Unsent {
+                    throw RelayError(.storageFailure, "\(what): every connection the pool lent was closing")
+                }
+            }
         }
     }
+
+    /// How many connections one call may be lent before it fails: each closed one sent nothing.
+    private static let lendings = 8
 
     /// The rows of `query` on `connection`, answered, or failed once the connection closes.
     func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
