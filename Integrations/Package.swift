@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "RelayPostgres", targets: ["RelayPostgres"]),
         .library(name: "RelayServer", targets: ["RelayServer"]),
+        .executable(name: "relay-postgres", targets: ["RelayPostgresCommand"]),
     ],
     dependencies: [
         .package(name: "Relay", path: ".."),
@@ -29,6 +30,16 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The `relay` command on a fleet's database too; `relay` runs it for a `postgres://` store.
+        .executableTarget(
+            name: "RelayPostgresCommand",
+            dependencies: [
+                "RelayPostgres",
+                .product(name: "Relay", package: "Relay"),
+                .product(name: "RelayCommandLine", package: "Relay"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Relay in a Swift server: its lifecycle under ServiceLifecycle, and logs, metrics and traces of its operations.
@@ -73,6 +84,7 @@ let package = Package(
             dependencies: [
                 "RelayPostgres",
                 "RelayPostgresWorker",
+                "RelayPostgresCommand",
                 .product(name: "RelayTesting", package: "Relay"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RelayCommand
+@testable import RelayCommandLine
 
 /// The relay command's parsing, in process: plans, command lines and secret headers.
 @Suite("The relay command's parsing")

@@ -161,6 +161,23 @@ extension RelayCommandTests {
             }
         }
 
+        @Test("relay: a database's URL for --store runs relay-postgres beside relay, or says how to build it")
+        func databaseStore() async throws {
+            try await withTemporaryFolder { folder in
+                try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+                // This package builds no relay-postgres: the Integrations package does.
+                let status = try await CommandProcess.run(
+                    ["status", "--store", "postgres://relay@127.0.0.1:9/relay"], in: folder.url)
+                #expect(status.status == 2)
+                #expect(status.err.contains("relay-postgres"), "\(status.err)")
+                #expect(status.err.contains("swift run --package-path Integrations relay-postgres"))
+                let unknown = try await CommandProcess.run(["list", "--store", "redis://127.0.0.1:9"], in: folder.url)
+                #expect(unknown.status == 2)
+                #expect(unknown.err.contains("relay-redis"))
+                #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent(".relay").path))
+            }
+        }
+
         @Test("S9: relay status shows a destination a running plan finds offline, and nothing once the run ends")
         func statusShowsOfflineDestinations() async throws {
             let closed = try LoopbackServer()

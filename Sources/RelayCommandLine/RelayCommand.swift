@@ -4,11 +4,16 @@ import Relay
 typealias OperationQueryState = OperationQuery.State
 
 /// `relay`: runs plans of HTTP calls durably and shows what a store holds.
-@main
-enum RelayCommand {
-    static func main() async {
-        let status = await run(Array(CommandLine.arguments.dropFirst()))
-        exit(status.rawValue)
+public enum RelayCommand {
+    /// Runs the command with `words`, its arguments without the command's name, and returns its exit status.
+    ///
+    /// - Parameters:
+    ///   - words: The arguments, such as `["status", "--store", "postgres://host/db"]`.
+    ///   - stores: The kinds of store it reaches through a URL given to `--store`, besides folders.
+    /// - Returns: The exit status: 0 for success, 1 for a failure, 2 for a bad command line or plan, 3 for a store
+    ///   that cannot be used, 130 when stopped.
+    public static func run(_ words: [String], stores: [CommandLineStore]) async -> Int32 {
+        await exitStatus(words, stores: stores).rawValue
     }
 
     /// The command's version.
@@ -17,7 +22,7 @@ enum RelayCommand {
     /// The errors of a store that cannot be used, which exit with ``ExitStatus/storeError``.
     static let storeCodes: Set<RelayError.Code> = [.storageFailure, .corruptStore, .unsupportedFormat]
 
-    static func run(_ words: [String]) async -> ExitStatus {
+    static func exitStatus(_ words: [String], stores: [CommandLineStore]) async -> ExitStatus {
         guard let name = words.first else {
             Output.error(Command.overview)
             return .badInput
@@ -40,7 +45,11 @@ enum RelayCommand {
                 Output.line(command.spec.help)
                 return .success
             }
-            return try await command.run(arguments)
+            let text = arguments.value(CommandSpec.store) ?? (command == .demo ? ".relay/demo" : ".relay")
+            guard let store = StoreLocation(text, stores: stores) else {
+                return try await delegate(words, scheme: StoreLocation.scheme(of: text) ?? "")
+            }
+            return try await command.run(arguments, store: store)
         } catch {
             let (status, code, message) = judge(error)
             Output.error("relay: \(message)")
@@ -53,6 +62,36 @@ enum RelayCommand {
             }
             return status
         }
+    }
+
+    /// Runs the command beside this one that reaches stores of `scheme`, `relay-<scheme>`, with `words`.
+    static func delegate(_ words: [String], scheme: String) async throws -> ExitStatus {
+        let isPostgres = scheme == "postgres" || scheme == "postgresql"
+        let name = "relay-" + (isPostgres ? "postgres" : scheme)
+        let beside = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]))
+            .resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: beside.path) else {
+            throw UsageError(
+                message: "relay reaches \(scheme):// stores through \(name), which is not beside it; "
+                    + (isPostgres
+                        ? "run it instead, from the Integrations package: "
+                            + "swift run --package-path Integrations relay-postgres, with the same arguments"
+                        : "no package of Relay's brings such a store"))
+        }
+        let process = Process()
+        process.executableURL = beside
+        process.arguments = words
+        let status = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Int32, any Error>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return ExitStatus(rawValue: status) ?? .failure
     }
 
     /// The exit status, a code for scripts, and a sentence for people, for an error that ended a command.

@@ -12,7 +12,8 @@ enum Command: String, CaseIterable, Sendable {
     static let body = CommandSpec.Option(
         name: "--body", value: nil, help: "Print only the response body of a completed call, as it came.")
     static let follow = CommandSpec.Option(
-        name: "--follow", value: nil, help: "Stream the events of the relay process running on the store.")
+        name: "--follow", value: nil,
+        help: "Stream the events of the relay process running on the store, or of every process of a database's.")
 
     var spec: CommandSpec {
         switch self {
@@ -95,12 +96,11 @@ enum Command: String, CaseIterable, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    func run(_ arguments: ParsedArguments) async throws -> ExitStatus {
-        let defaultStore = self == .demo ? ".relay/demo" : ".relay"
-        let store = URL(fileURLWithPath: arguments.value(CommandSpec.store) ?? defaultStore).standardizedFileURL
+    func run(_ arguments: ParsedArguments, store: StoreLocation) async throws -> ExitStatus {
         let json = arguments.has(CommandSpec.json)
         switch self {
         case .run:
+            let folder = try store.folder(for: rawValue)
             let file = URL(fileURLWithPath: arguments.arguments[0])
             let parser = PlanParser(
                 baseFolder: file.deletingLastPathComponent(), environment: ProcessInfo.processInfo.environment)
@@ -111,19 +111,19 @@ enum Command: String, CaseIterable, Sendable {
                 throw PlanFileError(file: file.path, error: error)
             }
             return try await PlanRunner(
-                plan: plan, store: store, json: json || !Output.isTerminal,
+                plan: plan, store: folder, json: json || !Output.isTerminal,
                 environment: ProcessInfo.processInfo.environment
             ).run()
         case .demo:
             return try await Demo(
-                store: store, storeName: arguments.value(CommandSpec.store) ?? defaultStore,
+                store: try store.folder(for: rawValue), storeName: arguments.value(CommandSpec.store) ?? ".relay/demo",
                 json: json || !Output.isTerminal
             ).run()
         case .status:
-            let reader = try StoreReader(store: store)
+            let reader = try await StoreReader(store)
             Output.line(json ? reader.statusJSON() : reader.status())
         case .list:
-            let reader = try StoreReader(store: store)
+            let reader = try await StoreReader(store)
             let state = try arguments.value(Self.state).map { text throws(UsageError) in
                 guard let state = OperationQueryState(rawValue: text) else {
                     throw UsageError(message: "--state takes pending, running, completed, skipped, failed or cancelled")
@@ -136,7 +136,7 @@ enum Command: String, CaseIterable, Sendable {
                 Output.line(json ? reader.json(entry) : reader.line(entry))
             }
         case .show:
-            let reader = try StoreReader(store: store)
+            let reader = try await StoreReader(store)
             let entry = try reader.entry(arguments.arguments[0])
             if arguments.has(Self.body) {
                 guard case .completed(let data)? = entry.stored.result else {
@@ -153,14 +153,10 @@ enum Command: String, CaseIterable, Sendable {
             return try await StoreControl.cancel(arguments.arguments[0], store: store)
         case .events:
             guard arguments.has(Self.follow) else {
-                for line in try StoreReader(store: store).history() { Output.line(line) }
+                for line in try await StoreReader(store).history() { Output.line(line) }
                 return .success
             }
-            guard let connection = EventFollower.connect(to: store) else {
-                Output.error("relay: no relay process is running on \(store.path); relay events prints its history")
-                return .failure
-            }
-            await EventFollower.copyLines(from: connection)
+            return try await EventFollower.follow(store)
         }
         return .success
     }

@@ -13,47 +13,67 @@ struct StoreReader {
         var call: HTTPCall? { try? HTTPCall(operation: stored.operation) }
     }
 
-    let store: URL
-    let state: StoredState
-    /// Whether a running `relay` serves the store's events, and so holds it.
+    /// How messages name the store.
+    let name: String
+    /// The store's folder; `nil` for a database.
+    let folder: URL?
+    /// Whether a process runs on the store: a running `relay` serves a folder's events, and so holds it.
     let isLive: Bool
     let plans: [PlanRecord]
     let entries: [Entry]
 
-    init(store: URL) throws {
-        guard
-            FileManager.default.fileExists(atPath: store.appendingPathComponent("journal").path)
-                || FileManager.default.fileExists(atPath: store.appendingPathComponent("snapshot").path)
-        else {
-            throw StoreProblem("no store at \(store.path); run a plan first, or pass --store DIR")
-        }
-        self.store = store
-        state = try FileStorage.read(at: store)
-        if let connection = EventFollower.connect(to: store) {
-            closeSocket(connection)
-            isLive = true
-        } else {
-            isLive = false
-        }
-        let decoder = JSONDecoder()
-        plans = (state.models[PlanRecord.collection] ?? [:]).values.compactMap {
-            try? decoder.decode(PlanRecord.self, from: $0)
-        }.sorted { $0.startedAt < $1.startedAt }
-        let live = isLive
-        entries = state.operations.map { stored in
-            Entry(
-                stored: stored, name: stored.operation.persistentUserInfo[PlanRecord.callNameKey],
-                state: Self.state(of: stored, live: live))
+    /// Reads the store at `store`, a folder without opening it, or a database.
+    init(_ store: StoreLocation) async throws {
+        switch store {
+        case .folder(let folder): try self.init(folder: folder)
+        case .remote(let url, let kind):
+            let contents = try await kind.read(url)
+            self.init(name: store.name, folder: nil, contents: contents)
         }
     }
 
-    private static func state(of stored: StoredOperation, live: Bool) -> OperationQuery.State {
+    init(folder: URL) throws {
+        guard
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent("journal").path)
+                || FileManager.default.fileExists(atPath: folder.appendingPathComponent("snapshot").path)
+        else {
+            throw StoreProblem("no store at \(folder.path); run a plan first, or pass --store DIR")
+        }
+        let state = try FileStorage.read(at: folder)
+        var isLive = false
+        if let connection = EventFollower.connect(to: folder) {
+            closeSocket(connection)
+            isLive = true
+        }
+        // A folder's process runs what has started and waits for no retry.
+        let started = state.operations.filter { $0.result == nil && $0.attempts > 0 && $0.retryAt == nil }
+        let running = isLive ? Set(started.map(\.operation.id)) : []
+        self.init(
+            name: folder.path, folder: folder, contents: StoreContents(state: state, running: running, isLive: isLive))
+    }
+
+    private init(name: String, folder: URL?, contents: StoreContents) {
+        self.name = name
+        self.folder = folder
+        isLive = contents.isLive
+        let decoder = JSONDecoder()
+        plans = (contents.state.models[PlanRecord.collection] ?? [:]).values.compactMap {
+            try? decoder.decode(PlanRecord.self, from: $0)
+        }.sorted { $0.startedAt < $1.startedAt }
+        entries = contents.state.operations.map { stored in
+            Entry(
+                stored: stored, name: stored.operation.persistentUserInfo[PlanRecord.callNameKey],
+                state: Self.state(of: stored, running: contents.running.contains(stored.operation.id)))
+        }
+    }
+
+    private static func state(of stored: StoredOperation, running: Bool) -> OperationQuery.State {
         switch stored.result {
         case .completed?: .completed
         case .skipped?: .skipped
         case .failed?: .failed
         case .cancelled?: .cancelled
-        case nil: live && stored.attempts > 0 && stored.retryAt == nil ? .running : .pending
+        case nil: running ? .running : .pending
         }
     }
 
@@ -62,7 +82,7 @@ struct StoreReader {
             $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) || $0.name == text
         }
         guard let entry = matches.last else {
-            throw UsageError(message: "no operation \(text) in \(store.path); relay list shows the known ones")
+            throw UsageError(message: "no operation \(text) in \(name); relay list shows the known ones")
         }
         guard matches.count == 1 || matches.allSatisfy({ $0.name == text }) else {
             throw UsageError(message: "\(text) matches \(matches.count) operations; give more of the id")
@@ -74,11 +94,13 @@ struct StoreReader {
 
     /// The destinations the running plan finds offline; none when no relay process holds the store.
     var offline: [OfflineDestinations.Entry] {
-        isLive ? OfflineDestinations.read(in: store) : []
+        guard isLive, let folder else { return [] }
+        return OfflineDestinations.read(in: folder)
     }
 
     func status() -> String {
-        var lines = ["Store \(store.path): " + (isLive ? "a relay process is running on it" : "idle")]
+        let running = folder == nil ? "processes are running on it" : "a relay process is running on it"
+        var lines = ["Store \(name): " + (isLive ? running : "idle")]
         for entry in offline {
             lines.append(
                 "Offline: \(entry.destination) since \(entry.since.formatted(date: .abbreviated, time: .standard)) "
@@ -108,7 +130,7 @@ struct StoreReader {
         }
         let sequences = Dictionary(grouping: entries, by: \.sequence)
         return EventLine.encode([
-            "store": store.path, "live": isLive, "operations": entries.count, "states": states(entries),
+            "store": name, "live": isLive, "operations": entries.count, "states": states(entries),
             "offline": offline.map { entry in
                 [
                     "destination": entry.destination, "reason": entry.reason,

@@ -63,7 +63,7 @@ struct DemoStore {
     /// Whether the folder is a demo store from before the marker: only the demo's files, and a store whose only plan
     /// is the demo's.
     private func isEarlierDemoStore(_ contents: [String]) -> Bool {
-        guard contents.allSatisfy({ Self.entries.contains($0) }), let reader = try? StoreReader(store: folder) else {
+        guard contents.allSatisfy({ Self.entries.contains($0) }), let reader = try? StoreReader(folder: folder) else {
             return false
         }
         return reader.plans.map(\.id) == ["demo"]

@@ -112,7 +112,7 @@ struct PlanRunner: Sendable {
     /// more. The store is read without being opened.
     private func callsToSend() -> Set<String> {
         let names = Set(plan.calls.map(\.name))
-        guard let reader = try? StoreReader(store: store),
+        guard let reader = try? StoreReader(folder: store),
             let record = reader.plans.first(where: { $0.id == plan.name && $0.digest == plan.digest })
         else { return names }
         let states = Dictionary(reader.entries.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })

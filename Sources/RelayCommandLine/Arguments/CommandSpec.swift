@@ -16,7 +16,8 @@ struct CommandSpec: Sendable {
     /// Paragraphs after the options.
     var details: String = ""
 
-    static let store = Option(name: "--store", value: "DIR", help: "The store's folder; .relay by default.")
+    static let store = Option(
+        name: "--store", value: "DIR|URL", help: "The store's folder, .relay by default, or a database's URL.")
     static let json = Option(name: "--json", value: nil, help: "Print JSON, one object per line.")
 
     var usage: String {

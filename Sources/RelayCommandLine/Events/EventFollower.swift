@@ -8,6 +8,30 @@ import Foundation
 
 /// Follows the events of a plan that another process runs on a store, through its ``EventBroadcast``.
 enum EventFollower {
+    /// Prints the events of what runs on `store` as JSON lines: of the process running on a folder until it ends, or of
+    /// every process of a database's until interrupted.
+    static func follow(_ store: StoreLocation) async throws -> ExitStatus {
+        switch store {
+        case .folder(let folder):
+            guard let connection = connect(to: folder) else {
+                Output.error("relay: no relay process is running on \(folder.path); relay events prints its history")
+                return .failure
+            }
+            await copyLines(from: connection)
+            return .success
+        case .remote(let url, let kind):
+            let status = try await kind.withDataPoint(url) { point in
+                let events = point.events()
+                Output.line(#"{"event":"following"}"#)
+                for await event in events {
+                    Output.line(EventLine.json(event, call: nil))
+                }
+                return ExitStatus.success.rawValue
+            }
+            return ExitStatus(rawValue: status) ?? .failure
+        }
+    }
+
     /// Connects to the store's running plan, or returns `nil` when no process serves its events.
     static func connect(to store: URL) -> Int32? {
         guard var address = EventBroadcast.unixAddress(EventBroadcast.socketPath(of: store)) else { return nil }

@@ -4,33 +4,40 @@ import Relay
 /// The commands that change a store: they open it without running anything, make their one change durably, and
 /// close it.
 enum StoreControl {
-    /// Opens the store for one change, with a clear message when a running `relay` holds it.
-    static func withStore<Result>(
-        _ store: URL, _ body: (DataPoint, StoreReader) async throws -> Result
-    ) async throws -> Result {
-        let reader = try StoreReader(store: store)
-        let point: DataPoint
-        do {
-            point = try await PlanRunner.open(store, environment: [:])
-        } catch let error as RelayError where error.code == .storeLocked {
-            throw StoreProblem(
-                "the store at \(store.path) is held by a running relay process. "
-                    + "Stop it with Ctrl-C (it resumes when run again), then run this command again; "
-                    + "relay status, list, show and events work while it runs.")
+    /// Opens the store for one change, with a clear message when a running `relay` holds a folder.
+    static func withStore(
+        _ store: StoreLocation, _ body: @escaping @Sendable (DataPoint, StoreReader) async throws -> ExitStatus
+    ) async throws -> ExitStatus {
+        let reader = try await StoreReader(store)
+        switch store {
+        case .remote(let url, let kind):
+            // Other processes run on a database while this one changes it: the change is one more commit.
+            let status = try await kind.withDataPoint(url) { point in try await body(point, reader).rawValue }
+            return ExitStatus(rawValue: status) ?? .failure
+        case .folder(let folder):
+            let point: DataPoint
+            do {
+                point = try await PlanRunner.open(folder, environment: [:])
+            } catch let error as RelayError where error.code == .storeLocked {
+                throw StoreProblem(
+                    "the store at \(folder.path) is held by a running relay process. "
+                        + "Stop it with Ctrl-C (it resumes when run again), then run this command again; "
+                        + "relay status, list, show and events work while it runs.")
+            }
+            let status: ExitStatus
+            do {
+                status = try await body(point, reader)
+            } catch {
+                // The body's failure is the one to report.
+                try? await point.shutdown()
+                throw error
+            }
+            try await point.shutdown()
+            return status
         }
-        let result: Result
-        do {
-            result = try await body(point, reader)
-        } catch {
-            // The body's failure is the one to report.
-            try? await point.shutdown()
-            throw error
-        }
-        try await point.shutdown()
-        return result
     }
 
-    static func cancel(_ text: String, store: URL) async throws -> ExitStatus {
+    static func cancel(_ text: String, store: StoreLocation) async throws -> ExitStatus {
         try await withStore(store) { point, reader in
             let entry = try reader.entry(text)
             guard try await point.cancel(entry.id) else {
@@ -44,7 +51,7 @@ enum StoreControl {
 
     /// Enqueues a failed or cancelled operation again and, when it is a plan's call, points the plan's record at the
     /// new operation in the same transaction, so that running the plan again awaits the replay.
-    static func replay(_ text: String, store: URL) async throws -> ExitStatus {
+    static func replay(_ text: String, store: StoreLocation) async throws -> ExitStatus {
         try await withStore(store) { point, reader in
             let entry = try reader.entry(text)
             guard entry.state == .failed || entry.state == .cancelled else {
@@ -52,9 +59,7 @@ enum StoreControl {
                 return .failure
             }
             let copy = entry.stored.operation.replayed()
-            var plans = try point.models(PlanRecord.self).filter { plan in
-                plan.calls.contains { $0.operation == entry.id }
-            }
+            var plans = reader.plans.filter { plan in plan.calls.contains { $0.operation == entry.id } }
             for index in plans.indices {
                 for call in plans[index].calls.indices where plans[index].calls[call].operation == entry.id {
                     plans[index].calls[call].operation = copy.id

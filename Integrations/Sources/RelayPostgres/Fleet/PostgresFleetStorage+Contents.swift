@@ -1,0 +1,25 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Relay
+
+extension PostgresFleetStorage {
+    /// Everything a fleet's database holds of operations and sequences, read in one snapshot while the fleet runs,
+    /// and the operations that run now: what a tool such as the `relay` command shows.
+    ///
+    /// It changes nothing, and creates nothing in a database that Relay has not set up, which holds nothing. Models
+    /// are not in it: the fleet's store keeps none yet.
+    ///
+    /// - Parameters:
+    ///   - client: A running client of the database.
+    ///   - deadline: How long it waits for the database.
+    /// - Returns: The operations, oldest commit first, with the sequences, the DataPoint's suspension count and the
+    ///   last snapshot number; and the ids of the operations that a process runs now.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``, or ``RelayError/Code/corruptStore`` for a
+    ///   row that no Relay writes.
+    public static func contents(
+        of client: PostgresClient, deadline: Duration = .seconds(30)
+    ) async throws -> (state: StoredState, running: Set<UUID>) {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline).contents()
+    }
+}
