@@ -242,5 +242,8 @@ public enum PostgresSchema {
             ]),
         Migration(
             summary: "the event log no longer copies outcomes", statements: eventsWithoutResults),
+        Migration(
+            summary: "outcomes release dependents only when an ended operation has one",
+            statements: [completeFunction(lookingForDependents: true)]),
     ]
 }
