@@ -245,5 +245,6 @@ public enum PostgresSchema {
         Migration(
             summary: "outcomes release dependents only when an ended operation has one",
             statements: [completeFunction(lookingForDependents: true)]),
+        Migration(summary: "the fleet's document: models and key-values", statements: modelStatements),
     ]
 }

@@ -17,7 +17,7 @@ struct PostgresFleetRetryTests {
         let next = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
         let executor = ClosureExecutor { operation, context in
             if operation.id == retrying.id && context.attempt == 1 {
-                return .retry(after: .seconds(2), reason: "busy")
+                return .retry(after: .seconds(5), reason: "busy")
             }
             return .completed(Data("\(context.attempt)".utf8))
         }

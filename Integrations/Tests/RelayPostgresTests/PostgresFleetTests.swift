@@ -140,23 +140,34 @@ struct PostgresFleetTests {
         }
     }
 
-    /// A model of the document, which the fleet's store does not share yet.
+    /// A model of the document.
     struct Note: Model {
         let id: Int
     }
 
-    @Test("S17: what the fleet does not share yet (models) is refused typed and enqueues nothing")
-    func notSharedYet() async throws {
-        try await Self.withTwoProcesses { point, database in
-            try point.register(Note.self, as: "notes")
-            let transaction = await #expect(throws: RelayError.self) {
-                try await point.transaction { transaction in
-                    try transaction.upsert(Note(id: 1))
-                    transaction.enqueue(CallOperation(kind: Self.work, sequenceName: Self.left))
-                }
+    @Test("S21: an attempt that stages models on the fleet fails with its reason instead of completing without them")
+    func stagedModelsNotLost() async throws {
+        try await TestDatabase.with { client, database in
+            let staging = CallKind(rawValue: "staging")
+            let executor = ClosureExecutor { _, context in
+                try context.stage { transaction in try transaction.upsert(Note(id: 7)) }
+                return .completed(Data("done".utf8))
             }
-            #expect(transaction?.code == .invalidArgument)
-            #expect(try await Self.count("SELECT count(*) FROM relay_operations", in: database) == 0)
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: Self.options()), executors: [staging: executor]
+            ) { point in
+                try point.register(Note.self, as: "notes")
+                try await point.upsertCallSequence(CallSequence(name: Self.left, bunchSize: 1))
+                let handle = try await point.enqueue(CallOperation(kind: staging, sequenceName: Self.left))
+                guard case .failed(let failure) = try await handle.outcome else {
+                    Issue.record("the operation completed, its models kept by no store")
+                    return
+                }
+                #expect(
+                    failure.reason.contains("does not yet commit the changes an attempt stages"), "\(failure.reason)")
+                #expect(try point.model(Note.self, id: 7) == nil)
+            }
+            #expect(try await Self.count("SELECT count(*) FROM relay_operations WHERE state = 5", in: database) == 1)
         }
     }
 

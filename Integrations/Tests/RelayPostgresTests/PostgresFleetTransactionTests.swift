@@ -50,4 +50,38 @@ struct PostgresFleetTransactionTests {
             }
         }
     }
+
+    @Test("S30: a document transaction joins the application's: its models appear once that commits, never if not")
+    func documentJoined() async throws {
+        typealias Memo = PostgresFleetDocumentTests.Memo
+        try await PostgresFleetDocumentTests.withTwoPoints { first, second, database in
+            try await TestDatabase.withClient(database: database) { application in
+                let logger = TestDatabase.logger
+                await #expect(throws: (any Error).self) {
+                    try await application.withTransaction(logger: logger) { connection in
+                        _ = try await PostgresFleetStorage.joining(connection) {
+                            try await first.transaction { try $0.upsert(Memo(id: 1, text: "rolled back")) }
+                        }
+                        throw RolledBack()
+                    }
+                }
+                // Not applied as the commit returned: the application's transaction had not committed.
+                #expect(try first.model(Memo.self, id: 1) == nil)
+
+                let heard = try first.changes(of: Memo.self)
+                let elsewhere = try second.changes(of: Memo.self)
+                _ = try await application.withTransaction(logger: logger) { connection in
+                    try await PostgresFleetStorage.joining(connection) {
+                        try await first.transaction { try $0.upsert(Memo(id: 2, text: "committed")) }
+                    }
+                }
+                let change = await PostgresFleetDocumentTests.change(in: heard)
+                #expect(try change?.model(as: Memo.self) == Memo(id: 2, text: "committed"))
+                _ = await PostgresFleetDocumentTests.change(in: elsewhere)
+                #expect(try first.models(Memo.self) == [Memo(id: 2, text: "committed")])
+                #expect(try second.models(Memo.self) == [Memo(id: 2, text: "committed")])
+                #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 1)
+            }
+        }
+    }
 }

@@ -6,12 +6,14 @@ extension PipelineCore {
     /// Commits operations through the shared store, and returns their records, which settle once the store reports
     /// their outcomes.
     func enqueueShared(
-        _ store: any SharedStorage, _ operations: [CallOperation], startTimes: [UUID: Int64]
+        _ store: any SharedStorage, _ operations: [CallOperation], changes: [ModelChange] = [],
+        startTimes: [UUID: Int64]
     ) async throws(RelayError) -> [OperationRecord] {
         switch read({ $0.lifecycle }) {
         case .stopping, .stopped: throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
         case .idle, .running: break
         }
+        guard !operations.isEmpty || !changes.isEmpty else { return [] }
         if let invalid = CommitPreparation(operations, limits: limits).invalid.first { throw invalid.error }
         let ids = operations.map(\.id)
         remote.expect(ids)
@@ -19,14 +21,16 @@ extension PipelineCore {
         let commit: SharedCommit
         do throws(RelayError) {
             commit = try await callShared("take the commit") {
-                try await store.commit(operations, startTimes: startTimes.mapValues(clock.date))
+                let startTimes = startTimes.mapValues(clock.date)
+                guard !changes.isEmpty else { return try await store.commit(operations, startTimes: startTimes) }
+                return try await store.commit(operations, changes: changes, startTimes: startTimes)
             }
         } catch {
             endSharedCommit(operations, nil)
             remote.forget(ids)
             throw error
         }
-        endSharedCommit(operations, commit)
+        endSharedCommit(operations, commit, changes: changes)
         let records = OperationRecord.records(for: operations, snapshot: commit.snapshot)
         remote.attach(records)
         remote.settle(commit.outcomes)
@@ -34,13 +38,21 @@ extension PipelineCore {
     }
 
     /// Ends a commit to the shared store, announcing what it enqueued.
-    private func endSharedCommit(_ operations: [CallOperation], _ commit: SharedCommit?) {
+    ///
+    /// Its document changes, durable and visible with it, apply in the same transition.
+    private func endSharedCommit(
+        _ operations: [CallOperation], _ commit: SharedCommit?, changes: [ModelChange] = []
+    ) {
         let now = clock.now
         perform(
             transition { machine, actions in
                 machine.endSharedCommit(
                     operations, snapshot: commit?.snapshot, announced: Set(commit?.announced ?? []), now: now,
                     into: &actions)
+                if let commit, commit.isVisible, !changes.isEmpty {
+                    machine.applySharedModels(
+                        changes.map { SharedModelChange($0, version: commit.snapshot) }, now: now, into: &actions)
+                }
             })
     }
 
@@ -124,6 +136,13 @@ extension PipelineCore {
     /// Publishes other processes' events to the streams here, behind every event published here before.
     func publishShared(_ events: [SharedEvent]) {
         perform(transition { machine, actions in machine.publish(events, into: &actions) })
+    }
+
+    /// Applies document changes that other processes committed to the shared store.
+    func applyShared(_ changes: [SharedModelChange]) {
+        guard !changes.isEmpty else { return }
+        let now = clock.now
+        perform(transition { machine, actions in machine.applySharedModels(changes, now: now, into: &actions) })
     }
 
     /// Moves a suspension count of the shared store, which every process's claims obey, and announces the change

@@ -264,11 +264,8 @@ final class PipelineCore: Sendable {
         var operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
         if observing { operations = carrying(operations) }
         if let shared {
-            guard changes.isEmpty, erasures.isEmpty else {
-                throw RelayError(
-                    .invalidArgument, "a DataPoint on a shared store does not yet commit models with operations")
-            }
-            let records = try await enqueueShared(shared, operations, startTimes: startTimes)
+            if let refusal = PipelineStateMachine.sharedRefusal(of: changes, erasures: erasures) { throw refusal }
+            let records = try await enqueueShared(shared, operations, changes: changes, startTimes: startTimes)
             if observing { for observer in configuration.observers { observer.enqueued(operations) } }
             return records
         }

@@ -148,6 +148,13 @@ extension PipelineStateMachine {
         if recording {
             actions.records.append(StorageRecord(.models(snapshot: snapshot, changes: changes, at: date(now))))
         }
+        publishModelChanges(changes, snapshot: snapshot, now: now, into: &actions)
+    }
+
+    /// Publishes model changes of `snapshot` to the change streams that follow their collections.
+    mutating func publishModelChanges(
+        _ changes: [ModelChange], snapshot: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
         guard hub.isActive else { return }
         // A transaction's changes come in runs of one collection: ask once per run whether anyone follows it.
         var heard: (collection: String, heard: Bool)?

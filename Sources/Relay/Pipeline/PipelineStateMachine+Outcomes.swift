@@ -94,6 +94,14 @@ extension PipelineStateMachine {
     private func checkStagedChanges(_ changes: [ModelChange], of outcome: CallOutcome) -> CallOutcome {
         switch outcome {
         case .completed, .skipped:
+            // A shared store does not yet commit an attempt's changes with its outcome: completed without them, the
+            // operation would be acknowledged while its models lived in this process alone, lost at its exit. It
+            // fails instead, and can be replayed.
+            guard !sharing else {
+                return .failed(
+                    reason: "its staged changes cannot be committed: a DataPoint on a shared store does not yet "
+                        + "commit the changes an attempt stages")
+            }
             do throws(RelayError) {
                 try document.checkRelations(in: changes)
                 return outcome

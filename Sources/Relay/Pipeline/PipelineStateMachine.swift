@@ -137,6 +137,9 @@ struct PipelineStateMachine: Sendable {
     /// yet, and those a claim here announced before the store's event log did: each enqueued event is announced once,
     /// before the operation's start (see `PipelineStateMachine+Sharing.swift`).
     var enqueueAnnouncements = SharedEnqueueAnnouncements()
+    /// On a shared store, the version of each model and key-value the document holds, its commit's number: a change
+    /// applies only over an earlier one (see ``SharedModelChange``).
+    var modelVersions: [String: [String: UInt64]] = [:]
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()

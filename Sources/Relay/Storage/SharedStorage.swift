@@ -26,6 +26,24 @@ public protocol SharedStorage: Storage {
     ///   ``RelayError/Code/storageFailure``.
     func commit(_ operations: [CallOperation], startTimes: [UUID: Date]) async throws -> SharedCommit
 
+    /// Commits operations enqueued in this process and changes to the document as one commit, numbered by the store:
+    /// both are visible to every process, or neither.
+    ///
+    /// ``DataPoint/transaction(isolation:_:)`` calls it for a transaction that changes models or key-values. The
+    /// changes carry the commit's number as their version (see ``SharedModelChange``). A store that keeps no models
+    /// refuses changes with ``RelayError/Code/invalidArgument`` and commits nothing; that is what this does unless a
+    /// store provides it.
+    ///
+    /// - Parameters:
+    ///   - operations: The commit's operations, in call order, without snapshots; there may be none.
+    ///   - changes: The changes, in order; a later change of a model replaces an earlier one.
+    ///   - startTimes: When some of the operations may start.
+    /// - Returns: As ``commit(_:startTimes:)`` returns.
+    /// - Throws: As ``commit(_:startTimes:)`` throws.
+    func commit(
+        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+    ) async throws -> SharedCommit
+
     /// Runs the store's side of the fleet for a running DataPoint until the task is cancelled: claims operations
     /// and hands them to `link` to run, keeps their claims alive, and reports the outcomes of operations awaited here.
     ///
@@ -109,6 +127,18 @@ public protocol SharedStorage: Storage {
     func purge(_ ids: [UUID]) async throws -> Int
 }
 
+extension SharedStorage {
+    /// Commits operations alone, and refuses changes to the document: a store that keeps no models.
+    public func commit(
+        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+    ) async throws -> SharedCommit {
+        guard changes.isEmpty else {
+            throw RelayError(.invalidArgument, "this shared store keeps no models; nothing was committed")
+        }
+        return try await commit(operations, startTimes: startTimes)
+    }
+}
+
 /// What a shared store's commit did.
 public struct SharedCommit: Sendable, Hashable {
     /// The commit's snapshot number, fleet-wide.
@@ -120,6 +150,10 @@ public struct SharedCommit: Sendable, Hashable {
     /// announces the others, if any (through ``SharedLink/publish(_:)``), such as those of a commit that joined a
     /// transaction still open.
     public let announced: [UUID]
+    /// Whether the commit is visible to every process as it returns, so that the DataPoint applies its document
+    /// changes at once; a commit that joined a transaction still open is not, and the store applies its changes
+    /// through ``SharedLink/apply(_:)`` once that transaction commits.
+    public let isVisible: Bool
 
     /// Creates a commit's answer.
     ///
@@ -127,10 +161,14 @@ public struct SharedCommit: Sendable, Hashable {
     ///   - snapshot: The commit's snapshot number.
     ///   - outcomes: The outcomes its operations have already.
     ///   - announced: The operations it added that the DataPoint announces as enqueued.
-    public init(snapshot: UInt64, outcomes: [UUID: CallResult] = [:], announced: [UUID] = []) {
+    ///   - isVisible: Whether every process can see the commit as it returns.
+    public init(
+        snapshot: UInt64, outcomes: [UUID: CallResult] = [:], announced: [UUID] = [], isVisible: Bool = true
+    ) {
         self.snapshot = snapshot
         self.outcomes = outcomes
         self.announced = announced
+        self.isVisible = isVisible
     }
 }
 
@@ -211,6 +249,14 @@ public struct SharedLink: Sendable {
     /// - Parameter events: The events, in the order they happened.
     public func publish(_ events: [SharedEvent]) {
         core.publishShared(events)
+    }
+
+    /// Applies changes to the document that other processes committed, in the order of their versions: each model
+    /// changes unless the DataPoint holds a later version of it already, and change streams hear of what changed.
+    ///
+    /// - Parameter changes: The changes, each with its commit's number.
+    public func apply(_ changes: [SharedModelChange]) {
+        core.applyShared(changes)
     }
 
     /// Whether a stream of every event is open here: a store need not read other processes' events otherwise.

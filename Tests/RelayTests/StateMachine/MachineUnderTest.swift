@@ -189,6 +189,11 @@ struct MachineUnderTest {
         machine.endSharedCommit(operations, snapshot: snapshot, announced: announced, now: 0, into: &actions)
     }
 
+    /// Document changes committed to a shared store, applied as the core applies them.
+    mutating func applyShared(_ changes: [SharedModelChange]) {
+        machine.applySharedModels(changes, now: 0, into: &actions)
+    }
+
     /// Events of other processes that a shared store read.
     mutating func publish(_ events: [SharedEvent]) {
         machine.publish(events, into: &actions)

@@ -39,6 +39,37 @@ struct SharedStoreMachineTests {
         #expect(test.status(of: first.id, now: 100_000_000_000)?.state == .running(attempt: 2))
     }
 
+    @Test("S20/S29: a document change applies over an earlier version of its model only, and is published once")
+    func sharedModelsByVersion() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        _ = test.takeActions()
+        func change(_ text: String?, version: UInt64) -> SharedModelChange {
+            SharedModelChange(
+                ModelChange(collection: "memos", id: "1", encoded: text.map { Data($0.utf8) }), version: version)
+        }
+        func published() -> [UInt64] {
+            test.takeActions().delivered.compactMap { $0.kind.change?.snapshot }
+        }
+
+        test.applyShared([change("ten", version: 10)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("ten".utf8))
+        #expect(published() == [10])
+        // Another process's older commit, read after this one's: passed over, and not published.
+        test.applyShared([change("nine", version: 9)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("ten".utf8))
+        #expect(published().isEmpty)
+        // The same commit read back from the store: passed over too.
+        test.applyShared([change("ten", version: 10)])
+        #expect(published().isEmpty)
+        // A later removal applies, and a later upsert after it.
+        test.applyShared([change(nil, version: 11), change("twelve", version: 12)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("twelve".utf8))
+        #expect(published() == [11, 12])
+        test.applyShared([change(nil, version: 11)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("twelve".utf8))
+    }
+
     @Test("S27: a lost claim: a waiting operation leaves at once; a running one is cancelled, leaves, records nothing")
     func lostClaimsLeave() throws {
         var test = try MachineUnderTest(bunchSize: 1, sharing: true)

@@ -15,10 +15,14 @@ extension PostgresFleetStorage {
                         try await connection.listen(on: PostgresQueue.finishedChannel) { finished in
                             try await connection.listen(on: PostgresQueue.cancelChannel) { cancels in
                                 try await connection.listen(on: PostgresQueue.eventsChannel) { events in
-                                    pause = .milliseconds(10)
-                                    try await self.heard(
-                                        ready: ready, finished: finished, cancels: cancels, events: events,
-                                        on: connection, for: link)
+                                    try await connection.listen(on: PostgresQueue.modelsChannel) { document in
+                                        pause = .milliseconds(10)
+                                        try await self.heard(
+                                            Notifications(
+                                                ready: ready, finished: finished, cancels: cancels, events: events,
+                                                document: document),
+                                            on: connection, for: link)
+                                    }
                                 }
                             }
                         }
@@ -34,20 +38,33 @@ extension PostgresFleetStorage {
         }
     }
 
+    /// What each channel the store listens on announces.
+    private struct Notifications {
+        let ready: PostgresNotificationSequence
+        let finished: PostgresNotificationSequence
+        let cancels: PostgresNotificationSequence
+        let events: PostgresNotificationSequence
+        let document: PostgresNotificationSequence
+    }
+
     /// Acts on what the channels announce until the connection closes: first on what was missed while nobody
     /// listened, then on each notification.
     private func heard(
-        ready: PostgresNotificationSequence, finished: PostgresNotificationSequence,
-        cancels: PostgresNotificationSequence, events: PostgresNotificationSequence, on connection: PostgresConnection,
-        for link: SharedLink
+        _ notifications: Notifications, on connection: PostgresConnection, for link: SharedLink
     ) async throws {
+        let (ready, finished, cancels, events, document) = (
+            notifications.ready, notifications.finished, notifications.cancels, notifications.events,
+            notifications.document
+        )
         wakeClaims()
         wakeEvents(for: link, always: false)
+        wakeDocument()
         try await settleAwaited(link.awaited, for: link)
         try await cancelRequested(for: link)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { for try await _ in ready { self.wakeClaims() } }
             group.addTask { for try await _ in events { self.wakeEvents(for: link, always: false) } }
+            group.addTask { for try await _ in document { self.wakeDocument() } }
             group.addTask {
                 for try await note in finished {
                     // What ended under a claim of this process's is settled by the process itself, without a read.

@@ -9,13 +9,16 @@ extension PostgresFleetStorage {
     public func run(_ link: SharedLink) async {
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (eventWakes, eventWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        running.withLock { $0 = (link, wake, eventWake) }
+        let (documentWakes, documentWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        running.withLock { $0 = (link, wake, eventWake, documentWake) }
         defer { running.withLock { $0 = nil } }
         wake.yield()
         eventWake.yield()
+        documentWake.yield()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.claim(for: link, on: wakes) }
             group.addTask { await self.followEvents(for: link, on: eventWakes) }
+            group.addTask { await self.followDocument(for: link, on: documentWakes) }
             if options.listens { group.addTask { await self.listen(for: link) } }
             // Leases are kept on their own cadence, whatever the polling: an expired one is reclaimed within a third
             // of a lease, even when a claim's answer was lost and no process knows that it holds the operation.
@@ -25,6 +28,7 @@ extension PostgresFleetStorage {
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
                     try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
+                    try await self.queue.pruneRemovedModels(olderThan: self.options.eventRetention)
                     if let retention = self.retention.withLock({ $0 }) { try await self.queue.prune(retention) }
                 }
             }
@@ -32,6 +36,7 @@ extension PostgresFleetStorage {
                 await self.every(self.options.pollInterval) {
                     self.wakeClaims()
                     self.wakeEvents(for: link, always: true)
+                    self.wakeDocument()
                     try await self.settleAwaited(link.awaited, for: link)
                 }
             }

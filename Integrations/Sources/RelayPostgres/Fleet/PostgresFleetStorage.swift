@@ -82,11 +82,17 @@ public final class PostgresFleetStorage: SharedStorage {
     let commits = PostgresGroupCommit<PostgresFleetWrite>()
     /// What the DataPoint keeps of finished operations, once it has opened the store: what is older is pruned.
     let retention = Mutex<RetentionPolicy?>(nil)
-    /// The running DataPoint, and the wakes of the loops that claim and that follow the event log, while ``run(_:)``
-    /// runs.
+    /// The running DataPoint, and the wakes of the loops that claim, that follow the event log and that follow the
+    /// document, while ``run(_:)`` runs.
     let running = Mutex<
-        (link: SharedLink, wake: AsyncStream<Void>.Continuation, events: AsyncStream<Void>.Continuation)?
+        (
+            link: SharedLink, wake: AsyncStream<Void>.Continuation, events: AsyncStream<Void>.Continuation,
+            document: AsyncStream<Void>.Continuation
+        )?
     >(nil)
+    /// The version up to which the DataPoint holds every change of the fleet's document: the store reads what
+    /// followed it.
+    let documentVersion = Mutex<UInt64>(0)
 
     /// A store on the database that `client` reaches.
     ///
@@ -117,7 +123,9 @@ public final class PostgresFleetStorage: SharedStorage {
         // A pool that has just found the database again may take longer than a call's deadline to connect.
         try await PostgresSchema.migrate(
             queue.client, deadline: max(options.deadline, PostgresSchema.deadline), clock: clock, logger: logger)
-        return .empty
+        let (models, version) = try await queue.document()
+        documentVersion.withLock { $0 = version }
+        return StoredState(models: models)
     }
 
     /// Migrates the database's schema, as ``open()`` does, for a DataPoint that keeps finished operations as
@@ -153,6 +161,30 @@ public final class PostgresFleetStorage: SharedStorage {
             return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
         }
         let enqueued = try await queue.enqueue(operations, startTimes: startTimes, enqueuer: owner)
+        return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
+    }
+
+    /// Commits operations and changes to the document as one commit, numbered fleet-wide; see
+    /// ``SharedStorage/commit(_:changes:startTimes:)``.
+    ///
+    /// Every process applies the changes once it follows them, within its ``Options/pollInterval`` and usually at
+    /// once, through `LISTEN`. A transaction joined with ``joining(_:_:)`` commits its changes with the application's.
+    ///
+    /// - Throws: As ``commit(_:startTimes:)`` throws.
+    public func commit(
+        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+    ) async throws -> SharedCommit {
+        if let transaction = Self.joined {
+            let enqueued = try await PostgresQueue.mapping("committing in the application's transaction") {
+                try await queue.enqueue(
+                    operations, changes: changes, startTimes: startTimes, enqueuer: nil, on: transaction)
+            }
+            // Every process, this one too, applies the changes once the application commits, as it follows them.
+            return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, isVisible: false)
+        }
+        let enqueued = try await PostgresQueue.mapping("committing a transaction") {
+            try await queue.enqueue(operations, changes: changes, startTimes: startTimes, enqueuer: owner)
+        }
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
     }
 

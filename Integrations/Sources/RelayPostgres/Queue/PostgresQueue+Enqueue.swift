@@ -44,16 +44,7 @@ extension PostgresQueue {
         case .written(let enqueued): return enqueued
         case .numbered(let number): snapshot = number
         case .notTried:
-            guard
-                let number = try await rows(
-                    """
-                    UPDATE relay_counters SET snapshot = snapshot + 1
-                    WHERE set_config('relay.origin', coalesce(\(enqueuer)::text, ''), true) IS NOT NULL
-                    RETURNING snapshot
-                    """, on: connection
-                ).first?.decode(Int64.self)
-            else { throw Self.unnumbered }
-            snapshot = number
+            snapshot = Int64(try await number(enqueuer: enqueuer, on: connection))
         }
         let ids = operations.map(\.id)
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
@@ -202,7 +193,7 @@ extension PostgresQueue {
     }
 
     /// The counters' row is missing: a schema damaged by hand.
-    private static let unnumbered = RelayError(
+    static let unnumbered = RelayError(
         .storageFailure, "the database gave no snapshot number for a commit; its relay_counters row is missing")
 
     /// How many ids fit one notification's payload: 36 characters and a comma each.

@@ -64,6 +64,8 @@ struct PostgresQueue: Sendable {
     static let cancelChannel = "relay_cancel"
     /// Announces that the event log has grown.
     static let eventsChannel = "relay_events"
+    /// Announces that the document changed.
+    static let modelsChannel = "relay_models"
 
     /// What one commit did.
     struct Enqueued: Sendable, Hashable {

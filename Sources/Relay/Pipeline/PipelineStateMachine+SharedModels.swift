@@ -1,0 +1,36 @@
+import Foundation
+
+/// The document on a shared store: every process holds all of it, and applies each change committed to the store,
+/// its own as its commits return and other processes' as the store follows them.
+extension PipelineStateMachine {
+    /// Applies changes committed to the shared store, those later than what the document holds of their models, and
+    /// publishes them to change streams; readers see them at once, since the store has made them durable.
+    mutating func applySharedModels(_ changes: [SharedModelChange], now: Int64, into actions: inout PipelineActions) {
+        var applied: [SharedModelChange] = []
+        for shared in changes {
+            let change = shared.change
+            guard (modelVersions[change.collection]?[change.id] ?? 0) < shared.version else { continue }
+            modelVersions[change.collection, default: [:]][change.id] = shared.version
+            applied.append(shared)
+        }
+        guard !applied.isEmpty else { return }
+        document.apply(applied.map(\.change))
+        var start = applied.startIndex
+        while start < applied.endIndex {
+            let version = applied[start].version
+            let end = applied[start...].firstIndex { $0.version != version } ?? applied.endIndex
+            publishModelChanges(applied[start..<end].map(\.change), snapshot: version, now: now, into: &actions)
+            start = end
+        }
+    }
+
+    /// Why a commit's changes cannot go to a shared store, or `nil` when they can: the document there keeps models
+    /// and key-values, not yet relations, whose checks and cascades need every process's view at once.
+    static func sharedRefusal(of changes: [ModelChange], erasures: [Alias]) -> RelayError? {
+        guard !erasures.isEmpty || changes.contains(where: { $0.collection == Document.relations }) else { return nil }
+        return RelayError(
+            .invalidArgument,
+            "a DataPoint on a shared store keeps models and key-values, not yet relations or erasures; "
+                + "nothing was committed")
+    }
+}
