@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import Relay
-import RelayPostgres
 import RelayTesting
 import Testing
+
+@testable import RelayPostgres
 
 /// The fleet's document: every process holds it all, and applies each commit's changes in the order of the commits.
 @Suite(
@@ -98,6 +99,95 @@ struct PostgresFleetDocumentTests {
             let kept = try first.model(Memo.self, id: 3)
             #expect(kept != nil)
             #expect(try second.model(Memo.self, id: 3) == kept)
+        }
+    }
+
+    @Test("S21/S29: an attempt's staged models commit with its completion and reach every process")
+    func stagedModelsCommitWithCompletion() async throws {
+        try await TestDatabase.with { client, database in
+            let staging = CallKind(rawValue: "staging")
+            let executor = ClosureExecutor { operation, context in
+                let text = String(decoding: operation.payload, as: UTF8.self)
+                try context.stage { transaction in
+                    try transaction.upsert(Memo(id: 7, text: "draft"))
+                    try transaction.upsert(Memo(id: 7, text: text))
+                    if text == "related" {
+                        try transaction.upsert(Memo(id: 8, text: text))
+                        try transaction.relate(Memo(id: 7, text: text), .owns, Memo(id: 8, text: text))
+                    }
+                }
+                return .completed(Data("done".utf8))
+            }
+            try await TestDatabase.withClient(database: database) { other in
+                try await DataPoint.with(
+                    storage: PostgresFleetStorage(client: client, options: Fleet.options()),
+                    executors: [staging: executor]
+                ) { point in
+                    try point.register(Memo.self, as: "memos")
+                    try await point.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 1))
+                    try await DataPoint.with(
+                        storage: PostgresFleetStorage(client: other, options: Fleet.options())
+                    ) { reader in
+                        try reader.register(Memo.self, as: "memos")
+                        let heard = try reader.changes(of: Memo.self)
+                        let operation = CallOperation(
+                            kind: staging, sequenceName: Fleet.left, payload: Data("final".utf8))
+                        #expect(try await point.execute(operation) == Data("done".utf8))
+                        // Read as the handle settles, in the process that ran it; the last change of the model won.
+                        #expect(try point.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
+                        let version = UInt64(
+                            try await Fleet.count("SELECT version FROM relay_models WHERE id = '7'", in: database))
+                        #expect(
+                            try await Self.change(in: heard, atLeast: version)?.model(as: Memo.self)?.text == "final")
+                        #expect(try reader.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
+
+                        // A relation cannot be committed on the fleet yet: the operation fails, and nothing applies.
+                        let related = try await point.enqueue(
+                            CallOperation(kind: staging, sequenceName: Fleet.left, payload: Data("related".utf8)))
+                        guard case .failed(let failure) = try await related.outcome else {
+                            Issue.record("the relation was taken, which the fleet cannot keep")
+                            return
+                        }
+                        #expect(failure.reason.contains("relations"), "\(failure.reason)")
+                        #expect(try point.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
+                        #expect(try point.model(Memo.self, id: 8) == nil)
+                    }
+                }
+            }
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 1)
+        }
+    }
+
+    @Test("S21/S27: a completion commits its staged changes under a number of its own; a lost claim commits none")
+    func stagedChangesFenced() async throws {
+        try await PostgresQueueTests.withQueue { queue, database in
+            try await queue.configure(Fleet.left, bunchSize: 2, algorithm: .flat)
+            let operations = [CallOperation(kind: Fleet.work, sequenceName: Fleet.left)]
+            let snapshot = try await queue.enqueue(operations).snapshot
+            let owner = UUID()
+            _ = try await queue.claim(owner: owner, limit: 1, lease: .seconds(30))
+            let memo = ModelChange(collection: "memos", id: "1", encoded: Data("kept".utf8))
+            let lost = try await queue.finishCommitting([
+                .init(id: operations[0].id, owner: UUID(), attempt: 1, result: .completed(Data()), changes: [memo])
+            ])
+            #expect(lost.recorded.isEmpty && lost.changes.isEmpty)
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 0)
+
+            let kept = try await queue.finishCommitting([
+                .init(id: operations[0].id, owner: owner, attempt: 1, result: .completed(Data()), changes: [memo])
+            ])
+            #expect(kept.recorded == [operations[0].id])
+            #expect(kept.changes.map(\.change) == [memo] && kept.changes.allSatisfy { $0.version > snapshot })
+            #expect(
+                try await Fleet.count("SELECT count(*) FROM relay_models WHERE encoded = 'kept'", in: database) == 1)
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_operations WHERE state = 3", in: database) == 1)
+            let failed = await #expect(throws: RelayError.self) {
+                try await queue.finishCommitting([
+                    .init(
+                        id: operations[0].id, owner: owner, attempt: 1, result: .cancelled(.requested), changes: [memo])
+                ])
+            }
+            #expect(failed?.code == .invalidArgument)
         }
     }
 

@@ -141,36 +141,6 @@ struct PostgresFleetTests {
     }
 
     /// A model of the document.
-    struct Note: Model {
-        let id: Int
-    }
-
-    @Test("S21: an attempt that stages models on the fleet fails with its reason instead of completing without them")
-    func stagedModelsNotLost() async throws {
-        try await TestDatabase.with { client, database in
-            let staging = CallKind(rawValue: "staging")
-            let executor = ClosureExecutor { _, context in
-                try context.stage { transaction in try transaction.upsert(Note(id: 7)) }
-                return .completed(Data("done".utf8))
-            }
-            try await DataPoint.with(
-                storage: PostgresFleetStorage(client: client, options: Self.options()), executors: [staging: executor]
-            ) { point in
-                try point.register(Note.self, as: "notes")
-                try await point.upsertCallSequence(CallSequence(name: Self.left, bunchSize: 1))
-                let handle = try await point.enqueue(CallOperation(kind: staging, sequenceName: Self.left))
-                guard case .failed(let failure) = try await handle.outcome else {
-                    Issue.record("the operation completed, its models kept by no store")
-                    return
-                }
-                #expect(
-                    failure.reason.contains("does not yet commit the changes an attempt stages"), "\(failure.reason)")
-                #expect(try point.model(Note.self, id: 7) == nil)
-            }
-            #expect(try await Self.count("SELECT count(*) FROM relay_operations WHERE state = 5", in: database) == 1)
-        }
-    }
-
     @Test("S28: a start time given at enqueue holds the operation in every process until then")
     func scheduledStart() async throws {
         try await Self.withTwoProcesses { point, database in

@@ -94,15 +94,8 @@ extension PipelineStateMachine {
     private func checkStagedChanges(_ changes: [ModelChange], of outcome: CallOutcome) -> CallOutcome {
         switch outcome {
         case .completed, .skipped:
-            // A shared store does not yet commit an attempt's changes with its outcome: completed without them, the
-            // operation would be acknowledged while its models lived in this process alone, lost at its exit. It
-            // fails instead, and can be replayed.
-            guard !sharing else {
-                return .failed(
-                    reason: "its staged changes cannot be committed: a DataPoint on a shared store does not yet "
-                        + "commit the changes an attempt stages")
-            }
             do throws(RelayError) {
+                if sharing, let refusal = Self.sharedRefusal(of: changes, erasures: []) { throw refusal }
                 try document.checkRelations(in: changes)
                 return outcome
             } catch {
@@ -117,10 +110,19 @@ extension PipelineStateMachine {
     ///
     /// They go in the transition that records the attempt's end, with the removal of the relations of the models they
     /// remove (S23); an attempt that ends otherwise leaves them out. Readers see them once the transition is durable.
+    /// On a shared store they ride on the record of the end, which the store commits with them under a number of its
+    /// own, and the document takes them from the store, as it takes every commit's.
     private mutating func commitStagedChanges(
         _ changes: [ModelChange], of slot: Int32, now: Int64, into actions: inout PipelineActions
     ) {
         switch graph[slot].result {
+        case .completed(_) where sharing, .skipped where sharing:
+            let id = graph[slot].record.operation.id
+            guard
+                let index = actions.records.lastIndex(where: { $0.kind == .finished && $0.operationID == id }),
+                case .finished(_, let result, let date, let ran, _) = actions.records[index].change
+            else { return }
+            actions.records[index] = .finished(id, result, at: date, ran: ran, changes: changes)
         case .completed, .skipped:
             document.stage(changes)
             let cascade = document.relationsOfRemoved(changes)

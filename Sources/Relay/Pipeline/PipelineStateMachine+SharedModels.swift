@@ -5,12 +5,18 @@ import Foundation
 extension PipelineStateMachine {
     /// Applies changes committed to the shared store, those later than what the document holds of their models, and
     /// publishes them to change streams; readers see them at once, since the store has made them durable.
+    ///
+    /// A commit may change a model more than once: each of its changes applies, in order, when the first does.
     mutating func applySharedModels(_ changes: [SharedModelChange], now: Int64, into actions: inout PipelineActions) {
         var applied: [SharedModelChange] = []
+        var taken: Set<Alias> = []
         for shared in changes {
             let change = shared.change
-            guard (modelVersions[change.collection]?[change.id] ?? 0) < shared.version else { continue }
+            let model = Alias(collection: change.collection, id: change.id)
+            let held = modelVersions[change.collection]?[change.id] ?? 0
+            guard held < shared.version || (held == shared.version && taken.contains(model)) else { continue }
             modelVersions[change.collection, default: [:]][change.id] = shared.version
+            taken.insert(model)
             applied.append(shared)
         }
         guard !applied.isEmpty else { return }

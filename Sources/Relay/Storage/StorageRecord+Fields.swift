@@ -19,7 +19,7 @@ extension StorageRecord {
 
     /// The terminal state a `finished` record reports; `nil` for other kinds.
     public var result: CallResult? {
-        guard case .finished(_, let result, _, _) = change else { return nil }
+        guard case .finished(_, let result, _, _, _) = change else { return nil }
         return result
     }
 

@@ -60,8 +60,10 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         /// The operation has `attempts` attempts after one was given back; `sent` when the attempt had sent its
         /// request, which got no answer (a destination found offline), rather than been given back before it began.
         case attemptReturned(UUID, attempts: Int, sent: Bool)
-        /// `ran` is how long its attempts ran, in nanoseconds, all together.
-        case finished(UUID, CallResult, at: Date, ran: Int64)
+        /// `ran` is how long its attempts ran, in nanoseconds, all together. `changes` are what the attempt staged,
+        /// which a shared store commits with the outcome under a number of its own (S21); a store that keeps records
+        /// gets them in a `models` record of the operation's snapshot instead, and this is empty.
+        case finished(UUID, CallResult, at: Date, ran: Int64, changes: [ModelChange] = [])
         /// A hold was set, or released when `until` is `nil`.
         case held(UUID, until: Date?, context: String?)
         case sequenceConfigured(CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm)
@@ -100,7 +102,7 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     public var operationID: UUID? {
         switch change {
         case .started(let id, _, _), .retryScheduled(let id, _, _, _), .interrupted(let id, _),
-            .attemptReturned(let id, _, _), .finished(let id, _, _, _), .held(let id, _, _):
+            .attemptReturned(let id, _, _), .finished(let id, _, _, _, _), .held(let id, _, _):
             id
         case .commit, .sequenceConfigured, .suspensionChanged, .models, .purged:
             nil
@@ -115,10 +117,13 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The model changes a transaction made, in order; empty for other kinds.
+    /// The model changes a transaction made, in order, or those a completion commits with its outcome on a shared
+    /// store (S21); empty for other kinds.
     public var modelChanges: [ModelChange] {
-        guard case .models(_, let changes, _) = change else { return [] }
-        return changes
+        switch change {
+        case .models(_, let changes, _), .finished(_, _, _, _, let changes): changes
+        default: []
+        }
     }
 
     /// The operations a purge removed; empty for other kinds.
@@ -136,7 +141,8 @@ public struct StorageRecord: Sendable, Hashable, CustomStringConvertible {
     /// When the transition happened, for records that say.
     public var date: Date? {
         switch change {
-        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date), .finished(_, _, let date, _),
+        case .commit(_, _, let date), .started(_, _, let date), .interrupted(_, let date),
+            .finished(_, _, let date, _, _),
             .models(_, _, let date), .purged(_, let date):
             date
         case .retryScheduled, .attemptReturned, .held, .sequenceConfigured, .suspensionChanged:
@@ -206,8 +212,10 @@ extension StorageRecord {
         Self(.attemptReturned(id, attempts: attempts, sent: sent))
     }
 
-    static func finished(_ id: UUID, _ result: CallResult, at date: Date, ran: Int64 = 0) -> Self {
-        Self(.finished(id, result, at: date, ran: ran))
+    static func finished(
+        _ id: UUID, _ result: CallResult, at date: Date, ran: Int64 = 0, changes: [ModelChange] = []
+    ) -> Self {
+        Self(.finished(id, result, at: date, ran: ran, changes: changes))
     }
 
     static func purged(_ ids: [UUID], at date: Date) -> Self {

@@ -123,7 +123,7 @@ extension StoredState {
                     entry.attempts = attempts
                     if sent { entry.unansweredSends += 1 }
                 }
-            case .finished(let id, let result, let date, let ran):
+            case .finished(let id, let result, let date, let ran, let changes):
                 running.remove(id)
                 var duplicate = false
                 update(id) { entry in
@@ -139,7 +139,10 @@ extension StoredState {
                 }
                 if duplicate {
                     duplicateTerminals += 1
-                } else if retention != nil, let index = operationIndex[id], let entry = operations[index] {
+                    return
+                }
+                for change in changes { models[change.collection, default: [:]][change.id] = change.encoded }
+                if retention != nil, let index = operationIndex[id], let entry = operations[index] {
                     note(id, finishedAt: date, payload: entry.operation.payload.count, result: result)
                     forgetBeyondPolicy()
                 }

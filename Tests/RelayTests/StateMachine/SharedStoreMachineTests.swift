@@ -68,6 +68,50 @@ struct SharedStoreMachineTests {
         #expect(published() == [11, 12])
         test.applyShared([change(nil, version: 11)])
         #expect(test.machine.document.models(in: "memos")["1"] == Data("twelve".utf8))
+        // One commit that changes a model twice: both apply, in order, and the commit read back is passed over.
+        test.applyShared([change("first", version: 13), change("second", version: 13)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("second".utf8))
+        #expect(published() == [13, 13])
+        test.applyShared([change("first", version: 13)])
+        #expect(test.machine.document.models(in: "memos")["1"] == Data("second".utf8))
+    }
+
+    @Test("S21: on a shared store, what a completing attempt staged rides on its end's record, for the store to commit")
+    func stagedChangesRideOnTheEnd() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let staging = CallOperation(kind: "noop")
+        let failing = CallOperation(kind: "noop")
+        _ = try test.enqueue([staging, failing], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        _ = test.takeActions()
+        let memo = ModelChange(collection: "memos", id: "1", encoded: Data("staged".utf8))
+
+        let completed = PipelineStateMachine.EndedAttempt(
+            slot: job.slot, end: .staged(.completed(Data()), nil, [memo]))
+        #expect(test.startNext(worker, ended: [completed], now: 0) == failing.id)
+        let actions = test.takeActions()
+        let finished = try #require(actions.records.first { $0.kind == .finished })
+        #expect(finished.operationID == staging.id && finished.modelChanges == [memo])
+        #expect(!actions.records.contains { $0.kind == .models }, "no commit of the document's own")
+        #expect(test.machine.document.models(in: "memos").isEmpty, "the document takes it from the store")
+        #expect(try StorageRecord(encoded: finished.encoded()) == finished, "its compact form keeps the changes")
+        var replay = StoredState.Replay(retention: RetentionPolicy())
+        replay.apply(.commit(snapshot: 1, operations: [staging], at: Date(timeIntervalSince1970: 0)))
+        replay.apply(finished)
+        #expect(replay.state().models["memos"]?["1"] == Data("staged".utf8), "a store that replays records keeps them")
+
+        // A relation is refused on a shared store: the operation fails, and nothing rides on its end.
+        let relation = ModelChange(collection: Document.relations, id: "memos/1 owns memos/2", encoded: Data())
+        let refused = PipelineStateMachine.EndedAttempt(
+            slot: try #require(test.lookup(failing.id)), end: .staged(.completed(Data()), nil, [memo, relation]))
+        _ = test.startNext(worker, ended: [refused], now: 0)
+        let failed = try #require(test.takeActions().records.first { $0.kind == .finished })
+        guard case .failed(let failure) = failed.result else {
+            Issue.record("the operation ended \(String(describing: failed.result))")
+            return
+        }
+        #expect(failure.reason.contains("relations"), "\(failure.reason)")
+        #expect(failed.modelChanges.isEmpty)
     }
 
     @Test("S27: a lost claim: a waiting operation leaves at once; a running one is cancelled, leaves, records nothing")

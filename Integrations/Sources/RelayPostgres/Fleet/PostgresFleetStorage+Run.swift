@@ -27,6 +27,7 @@ extension PostgresFleetStorage {
                     link.abandon(try await self.renew())
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
+                    try await self.forgetUnrecordedChanges()
                     try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
                     try await self.queue.pruneRemovedModels(olderThan: self.options.eventRetention)
                     if let retention = self.retention.withLock({ $0 }) { try await self.queue.prune(retention) }
@@ -77,7 +78,11 @@ extension PostgresFleetStorage {
                     }
                     let recorded = ranHere.map { ($0.key, $0.value) } + cancelled
                     if !recorded.isEmpty {
-                        await applyPersistently(recorded.map { PostgresFleetWrite.finished($0.0, $0.1) })
+                        let unrecorded = unrecordedChanges.withLock { changes in
+                            recorded.map { changes.removeValue(forKey: $0.0) ?? [] }
+                        }
+                        await applyPersistently(
+                            zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1) })
                     }
                     more = claims.count >= room
                 } catch {
@@ -93,6 +98,17 @@ extension PostgresFleetStorage {
     func cancelRequested(for link: SharedLink) async throws {
         guard held.withLock({ !$0.isEmpty }) else { return }
         await link.cancel(try await queue.cancellationsRequested(owner: owner))
+    }
+
+    /// Lets go of the changes of outcomes given up whose operations ended elsewhere, or left the store: their changes
+    /// are the attempt's that ended them.
+    private func forgetUnrecordedChanges() async throws {
+        let ids = unrecordedChanges.withLock { Array($0.keys) }
+        guard !ids.isEmpty else { return }
+        let (outcomes, absent) = try await queue.outcomes(of: ids)
+        unrecordedChanges.withLock { unrecorded in
+            for id in Array(outcomes.keys) + absent { unrecorded[id] = nil }
+        }
     }
 
     /// Settles the handles of those of `ids` that ended, and fails those of operations whose commit joined a
@@ -170,7 +186,11 @@ extension PostgresFleetStorage {
                 "gave up recording what ran here; leases make up for it",
                 metadata: ["error": "\(error)", "changes": "\(writes.count)"])
             held.withLock { held in
-                for case .finished(let id, _) in writes { held[id] = nil }
+                for case .finished(let id, _, _) in writes { held[id] = nil }
+            }
+            // Kept for the operation's next claim here, which records its outcome rather than run it again.
+            unrecordedChanges.withLock { unrecorded in
+                for case .finished(let id, _, let changes) in writes where !changes.isEmpty { unrecorded[id] = changes }
             }
         }
     }
@@ -193,9 +213,11 @@ extension PostgresFleetStorage {
                 guard let claim, attempt > claim.attempt else { continue }
                 let kept = try await queue.advance(id, owner: owner, to: attempt)
                 held.withLock { $0[id] = kept ? PostgresHeldClaim(attempt: attempt, began: true) : nil }
-            case .finished(let id, let result):
+            case .finished(let id, let result, let changes):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
-                outcomes.append(PostgresQueue.Outcome(id: id, owner: owner, attempt: claim.attempt, result: result))
+                outcomes.append(
+                    PostgresQueue.Outcome(
+                        id: id, owner: owner, attempt: claim.attempt, result: result, changes: changes))
             case .interrupted(let id):
                 interrupted.append(id)
             case .retry(let id, let date):
@@ -204,10 +226,18 @@ extension PostgresFleetStorage {
             }
         }
         if !outcomes.isEmpty {
-            let recorded = try await queue.finish(outcomes)
+            var recorded = try await queue.finish(outcomes.filter(\.changes.isEmpty))
+            let committing = outcomes.filter { !$0.changes.isEmpty }
+            let link = running.withLock { $0?.link }
+            if !committing.isEmpty {
+                let committed = try await queue.finishCommitting(committing)
+                recorded.formUnion(committed.recorded)
+                // In the document before the handles settle, so that whoever awaited one reads what it committed.
+                link?.apply(committed.changes)
+            }
             // Settled before the claims are let go: the listener leaves the outcomes of claims held here to this.
             let settled = outcomes.filter { recorded.contains($0.id) }
-            running.withLock { $0?.link }?.settle(
+            link?.settle(
                 Dictionary(settled.map { ($0.id, $0.result) }, uniquingKeysWith: { first, _ in first }))
             held.withLock { held in
                 for outcome in outcomes { held[outcome.id] = nil }

@@ -35,7 +35,8 @@ import Synchronization
 ///
 /// Built so far: enqueues, in a transaction of the application's too (see ``joining(_:_:)``), scheduled starts,
 /// claims, leases, outcomes, retries, suspensions, holds, cancellation, statuses, handles awaited from any process,
-/// and events of operations. Models are yet to be shared.
+/// events of operations, and the document's models and key-values, committed with the transactions and completions
+/// that change them (relations and erasures are refused for now).
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
@@ -93,6 +94,9 @@ public final class PostgresFleetStorage: SharedStorage {
     /// The version up to which the DataPoint holds every change of the fleet's document: the store reads what
     /// followed it.
     let documentVersion = Mutex<UInt64>(0)
+    /// What attempts staged, by operation, whose outcomes the store gave up recording when the database was out of
+    /// reach: recorded with the outcome when the operation is claimed here again, or let go once it ends elsewhere.
+    let unrecordedChanges = Mutex<[UUID: [ModelChange]]>([:])
 
     /// A store on the database that `client` reaches.
     ///

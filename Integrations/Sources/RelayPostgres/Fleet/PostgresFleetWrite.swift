@@ -7,8 +7,8 @@ enum PostgresFleetWrite: Sendable, Equatable {
     case configure(StoredSequence)
     /// An attempt began: the first of a claim marks it begun; a later one, a retry within the claim, is counted.
     case started(UUID, attempt: Int)
-    /// The operation ended; recorded if this process still holds it.
-    case finished(UUID, CallResult)
+    /// The operation ended; recorded if this process still holds it, with the changes its attempt staged (S21).
+    case finished(UUID, CallResult, changes: [ModelChange])
     /// Shutdown interrupted the attempt: the claim goes back with the attempt counted.
     case interrupted(UUID)
     /// The attempt asked for a retry: the claim goes back with the attempt counted, to be claimed again from then on,
@@ -26,7 +26,7 @@ enum PostgresFleetWrite: Sendable, Equatable {
             self = .started(id, attempt: attempt)
         case .finished:
             guard let id = record.operationID, let result = record.result else { return nil }
-            self = .finished(id, result)
+            self = .finished(id, result, changes: record.modelChanges)
         case .interrupted:
             guard let id = record.operationID else { return nil }
             self = .interrupted(id)

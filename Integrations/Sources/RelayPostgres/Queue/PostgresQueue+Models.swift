@@ -41,6 +41,28 @@ extension PostgresQueue {
         return UInt64(number)
     }
 
+    /// Records successful outcomes and commits the changes their attempts staged, in one transaction under one
+    /// commit number (S21): the changes of an outcome whose claim was lost are not written, and are the next
+    /// attempt's to stage again.
+    ///
+    /// - Returns: The operations whose outcomes were recorded, and the changes committed, with their version.
+    func finishCommitting(_ outcomes: [Outcome]) async throws -> (recorded: Set<UUID>, changes: [SharedModelChange]) {
+        guard Self.allSatisfy(outcomes) else {
+            throw RelayError(.invalidArgument, "only a completion or a skip commits what its attempt staged")
+        }
+        return try await Self.mapping("recording outcomes") {
+            try await transaction("recording outcomes with their changes") { connection in
+                // The counters' row first, as every commit takes it; then the function's, in the fleet's lock order.
+                let version = try await number(enqueuer: nil, on: connection)
+                let recorded = Set(
+                    try await rows(Self.completion(of: outcomes), on: connection).map { try $0.decode(UUID.self) })
+                let changes = outcomes.filter { recorded.contains($0.id) }.flatMap(\.changes)
+                try await write(changes, version: version, on: connection)
+                return (recorded, changes.map { SharedModelChange($0, version: version) })
+            }
+        }
+    }
+
     /// Writes document changes under `version`, the last of each model's winning, and announces them.
     private func write(_ changes: [ModelChange], version: UInt64, on connection: PostgresConnection) async throws {
         guard !changes.isEmpty else { return }

@@ -10,6 +10,8 @@ extension PostgresQueue {
         let owner: UUID
         let attempt: Int
         let result: CallResult
+        /// What the attempt staged, committed with the outcome (S21); see ``finishCommitting(_:)``.
+        var changes: [ModelChange] = []
     }
 
     /// Records one attempt's terminal outcome; see ``finish(_:)``.
@@ -29,21 +31,13 @@ extension PostgresQueue {
         guard !outcomes.isEmpty else { return [] }
         let states = outcomes.map { PostgresOperationState($0.result).rawValue }
         let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
-        if states.allSatisfy({ PostgresOperationState(rawValue: $0)?.satisfies == true }) {
+        if Self.allSatisfy(outcomes) {
             // The common case in one round trip: no dependent is cancelled, so the database does it all.
             return try await Self.mapping("recording outcomes") {
-                var recorded: Set<UUID> = []
-                for id in try await write(
-                    "recording outcomes",
-                    """
-                    SELECT relay_complete(
-                        \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
-                        \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[])
-                    """
-                ).map({ try $0.decode(UUID.self) }) {
-                    recorded.insert(id)
-                }
-                return recorded
+                Set(
+                    try await write("recording outcomes", Self.completion(of: outcomes)).map {
+                        try $0.decode(UUID.self)
+                    })
             }
         }
         return try await transaction("recording outcomes") { connection in
@@ -79,6 +73,23 @@ extension PostgresQueue {
             try await free(freed, on: connection)
             return Set(ended.values.joined())
         }
+    }
+
+    /// Whether every outcome satisfies its dependents, so that ``completion(of:)`` records them all.
+    static func allSatisfy(_ outcomes: [Outcome]) -> Bool {
+        outcomes.allSatisfy { PostgresOperationState($0.result).satisfies }
+    }
+
+    /// The call of `relay_complete` that records outcomes that all satisfy their dependents, returning the ids of
+    /// those recorded.
+    static func completion(of outcomes: [Outcome]) -> PostgresQuery {
+        let states = outcomes.map { PostgresOperationState($0.result).rawValue }
+        let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
+        return """
+            SELECT relay_complete(
+                \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
+                \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[])
+            """
     }
 
     /// Frees the slots of operations that stopped running, by sequence.

@@ -5,6 +5,17 @@ extension RecordCodec {
     static func encodeModels(snapshot: UInt64, changes: [ModelChange], date: Date, into writer: inout ByteWriter) {
         writer.varint(snapshot)
         writer.date(date)
+        encode(changes, into: &writer)
+    }
+
+    static func decodeModels(from reader: inout ByteReader) throws(ByteReader.Malformed) -> StorageRecord {
+        let snapshot = try reader.snapshotNumber()
+        let date = try reader.date()
+        return StorageRecord(.models(snapshot: snapshot, changes: try decodeChanges(from: &reader), at: date))
+    }
+
+    /// Model changes, in order: a count, then each change's collection, id and encoded model (absent for a removal).
+    static func encode(_ changes: [ModelChange], into writer: inout ByteWriter) {
         writer.varint(UInt64(changes.count))
         for change in changes {
             writer.string(change.collection)
@@ -13,9 +24,7 @@ extension RecordCodec {
         }
     }
 
-    static func decodeModels(from reader: inout ByteReader) throws(ByteReader.Malformed) -> StorageRecord {
-        let snapshot = try reader.snapshotNumber()
-        let date = try reader.date()
+    static func decodeChanges(from reader: inout ByteReader) throws(ByteReader.Malformed) -> [ModelChange] {
         let count = try reader.count()
         var changes: [ModelChange] = []
         changes.reserveCapacity(count)
@@ -25,7 +34,7 @@ extension RecordCodec {
             let encoded = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.blob() }
             changes.append(ModelChange(collection: collection, id: id, encoded: encoded))
         }
-        return StorageRecord(.models(snapshot: snapshot, changes: changes, at: date))
+        return changes
     }
 
     /// Collections by name, each in id order, so that the same state always encodes the same.

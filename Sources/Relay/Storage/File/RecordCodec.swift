@@ -23,6 +23,9 @@ enum RecordCodec {
         case attemptReturnedAfterSending
         /// A terminal state with how long the attempts ran, from version 7.
         case finishedAfterRunning
+        /// A terminal state with the changes its completion commits on a shared store (``StorageRecord/encoded()``):
+        /// a file store never writes it, since it keeps such changes in a `models` record.
+        case finishedWithChanges
     }
 
     // MARK: - Records
@@ -54,12 +57,14 @@ enum RecordCodec {
             writer.byte(sent ? Tag.attemptReturnedAfterSending.rawValue : Tag.attemptReturned.rawValue)
             writer.uuid(id)
             writer.int(attempts)
-        case .finished(let id, let result, let date, let ran):
-            writer.byte((ran > 0 ? Tag.finishedAfterRunning : Tag.finished).rawValue)
+        case .finished(let id, let result, let date, let ran, let changes):
+            let tag: Tag = !changes.isEmpty ? .finishedWithChanges : ran > 0 ? .finishedAfterRunning : .finished
+            writer.byte(tag.rawValue)
             writer.uuid(id)
             encode(result, into: &writer)
             writer.date(date)
-            if ran > 0 { writer.varint(UInt64(ran)) }
+            if tag != .finished { writer.varint(UInt64(ran)) }
+            if tag == .finishedWithChanges { encode(changes, into: &writer) }
         case .held(let id, let until, let context):
             writer.byte(Tag.held.rawValue)
             writer.uuid(id)
@@ -117,6 +122,10 @@ enum RecordCodec {
             return .finished(
                 try reader.uuid(), try decodeResult(from: &reader), at: try reader.date(),
                 ran: Int64(clamping: try reader.varint()))
+        case .finishedWithChanges:
+            return .finished(
+                try reader.uuid(), try decodeResult(from: &reader), at: try reader.date(),
+                ran: Int64(clamping: try reader.varint()), changes: try decodeChanges(from: &reader))
         case .held:
             let id = try reader.uuid()
             let until = try reader.optional { (reader) throws(ByteReader.Malformed) in try reader.date() }
