@@ -20,4 +20,24 @@ extension PostgresSchema {
         """,
         "CREATE INDEX relay_models_version ON relay_models (version)",
     ]
+
+    /// Schema version 12: the document's relations by the models they name, both ways, so that a commit finds the
+    /// relations its removals and erasures take with them at the cost of what it touches (S23).
+    ///
+    /// A relation is a row of `relay_models` too, in the document's collection of relations, which every process
+    /// follows; this table holds a row for each one that lives, written in the same transaction.
+    static let relationStatements = [
+        """
+        CREATE TABLE relay_relations (
+            id text PRIMARY KEY,
+            kind text NOT NULL,
+            from_collection text NOT NULL,
+            from_id text NOT NULL,
+            to_collection text NOT NULL,
+            to_id text NOT NULL
+        )
+        """,
+        "CREATE INDEX relay_relations_from ON relay_relations (from_collection, from_id)",
+        "CREATE INDEX relay_relations_to ON relay_relations (to_collection, to_id)",
+    ]
 }

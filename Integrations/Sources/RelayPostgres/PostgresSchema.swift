@@ -246,5 +246,6 @@ public enum PostgresSchema {
             summary: "outcomes release dependents only when an ended operation has one",
             statements: [completeFunction(lookingForDependents: true)]),
         Migration(summary: "the fleet's document: models and key-values", statements: modelStatements),
+        Migration(summary: "the fleet's document: relations, by the models they name", statements: relationStatements),
     ]
 }

@@ -18,21 +18,30 @@ struct PostgresFleetDocumentTests {
         var text: String
     }
 
+    /// Options of a process that hears of no other process's commit while a test runs: it neither listens nor polls.
+    static func deaf() -> PostgresFleetStorage.Options {
+        var options = Fleet.options()
+        options.listens = false
+        options.pollInterval = .seconds(600)
+        return options
+    }
+
     /// Runs `body` with DataPoints of two processes on one new database, each on a client of its own, both with
     /// `Memo` registered as `memos`.
     static func withTwoPoints<Result: Sendable>(
+        first: PostgresFleetStorage.Options = Fleet.options(), second: PostgresFleetStorage.Options = Fleet.options(),
         _ body: @Sendable (DataPoint, DataPoint, String) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.with { client, database in
             try await TestDatabase.withClient(database: database) { other in
                 try await DataPoint.with(
-                    storage: PostgresFleetStorage(client: client, options: Fleet.options()),
+                    storage: PostgresFleetStorage(client: client, options: first),
                     executors: [Fleet.work: Fleet.runner("A")]
                 ) { first in
                     try first.register(Memo.self, as: "memos")
                     try await first.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 4))
                     return try await DataPoint.with(
-                        storage: PostgresFleetStorage(client: other, options: Fleet.options())
+                        storage: PostgresFleetStorage(client: other, options: second)
                     ) { second in
                         try second.register(Memo.self, as: "memos")
                         return try await body(first, second, database)
@@ -148,7 +157,7 @@ struct PostgresFleetDocumentTests {
                             Issue.record("the relation was taken, which the fleet cannot keep")
                             return
                         }
-                        #expect(failure.reason.contains("relations"), "\(failure.reason)")
+                        #expect(failure.reason.contains("relation"), "\(failure.reason)")
                         #expect(try point.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
                         #expect(try point.model(Memo.self, id: 8) == nil)
                     }
@@ -210,23 +219,71 @@ struct PostgresFleetDocumentTests {
         }
     }
 
-    @Test("S17: relations and erasures on the fleet are refused typed, and the transaction commits nothing")
-    func relationsRefused() async throws {
-        try await Self.withTwoPoints { first, _, database in
-            try await first.transaction { try $0.upsert(Memo(id: 1, text: "a")) }
-            let related = await #expect(throws: RelayError.self) {
+    /// The largest version the fleet's document holds.
+    static func latest(in database: String) async throws -> UInt64 {
+        UInt64(try await Fleet.count("SELECT max(version) FROM relay_models", in: database))
+    }
+
+    @Test("S23/S29: relations commit fleet-wide, checked against the database's document, and resolve everywhere")
+    func relationsAcrossProcesses() async throws {
+        try await Self.withTwoPoints(second: Self.deaf()) { first, second, database in
+            let (order, line) = (Memo(id: 1, text: "order"), Memo(id: 2, text: "line"))
+            let firstHeard = try first.changes(of: Memo.self)
+            try await first.transaction { try $0.upsert(order) }
+            // The second relates a model the first committed, which it has not heard of: the database holds it.
+            try await second.transaction { transaction in
+                try transaction.upsert(line)
+                try transaction.relate(order, .owns, line)
+            }
+            #expect(try second.related(to: order, by: .owns, as: Memo.self) == [line])
+            _ = await Self.change(in: firstHeard, atLeast: try await Self.latest(in: database))
+            #expect(try first.related(to: line, by: .ownedBy, as: Memo.self) == [order])
+
+            // A relation that names a model no process holds is refused, and nothing of its transaction commits.
+            let refused = await #expect(throws: RelayError.self) {
                 try await first.transaction { transaction in
-                    try transaction.upsert(Memo(id: 2, text: "b"))
-                    try transaction.relate(Memo(id: 1, text: "a"), .owns, Memo(id: 2, text: "b"))
+                    try transaction.upsert(Memo(id: 3, text: "unrelated"))
+                    try transaction.relate(Memo(id: 3, text: "unrelated"), .free, Memo(id: 9, text: "never stored"))
                 }
             }
-            #expect(related?.code == .invalidArgument)
-            let erased = await #expect(throws: RelayError.self) {
-                try await first.transaction { try $0.erase(Memo.self, id: 1) }
+            #expect(refused?.code == .modelNotFound)
+            #expect(try first.model(Memo.self, id: 3) == nil)
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_models WHERE id = '3'", in: database) == 0)
+
+            // Removing a model in one process removes the relations that another made.
+            try await first.transaction { try $0.remove(Memo.self, id: 2) }
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_relations", in: database) == 0)
+            #expect(try first.related(to: order, by: .owns, as: Memo.self).isEmpty)
+        }
+    }
+
+    @Test("S23/S29: an erasure cascades over the database's document, and a living owner another process gave keeps")
+    func erasureAcrossProcesses() async throws {
+        try await Self.withTwoPoints(first: Self.deaf()) { first, second, database in
+            let order = Memo(id: 1, text: "order")
+            let (line, shared, keeper) = (
+                Memo(id: 2, text: "line"), Memo(id: 3, text: "shared"), Memo(id: 4, text: "keeper")
+            )
+            let secondHeard = try second.changes(of: Memo.self)
+            try await first.transaction { transaction in
+                for memo in [order, line, shared, keeper] { try transaction.upsert(memo) }
+                try transaction.relate(order, .owns, line)
+                try transaction.relate(order, .owns, shared)
             }
-            #expect(erased?.code == .invalidArgument)
-            #expect(try first.model(Memo.self, id: 2) == nil)
-            #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 1)
+            try await second.transaction { transaction in try transaction.relate(keeper, .owns, shared) }
+            // The first has not heard of the second's relation: the database decides with it all the same.
+            try await first.transaction { transaction in try transaction.erase(order) }
+            #expect(try first.model(Memo.self, id: 1) == nil && first.model(Memo.self, id: 2) == nil)
+            #expect(try first.model(Memo.self, id: 3) == shared, "kept by the owner the second process gave it")
+            #expect(
+                try await Fleet.count(
+                    "SELECT count(*) FROM relay_models WHERE collection = 'memos' AND encoded IS NOT NULL", in: database
+                )
+                    == 2)
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_relations", in: database) == 1)
+            _ = await Self.change(in: secondHeard, atLeast: try await Self.latest(in: database))
+            #expect(try second.models(Memo.self).map(\.id).sorted() == [3, 4])
+            #expect(try second.related(to: shared, by: .ownedBy, as: Memo.self) == [keeper])
         }
     }
 }

@@ -20,4 +20,10 @@ public struct ModelChange: Sendable, Hashable {
         self.id = id
         self.encoded = encoded
     }
+
+    /// The relation this change sets or removes, for a change of the document's relations; `nil` for a model or a
+    /// key-value.
+    public var relation: Relation? {
+        collection == Document.relations ? Relation(storedID: id) : nil
+    }
 }

@@ -15,15 +15,30 @@ public enum Relationship: String, Codable, Sendable, Hashable {
     case free
 }
 
-/// A relation as the document stores it: ownership always from owner to owned.
-struct Relation: Sendable, Hashable {
-    let from: Alias
-    let kind: Relationship
-    let to: Alias
+/// A relation as the document stores it: ownership always from owner to owned (`owns`, never `ownedBy`), and a free
+/// link's two models in order, so that each relation has one form.
+///
+/// A store reads it from a change of the document's relations (``ModelChange/relation``), to index relations by the
+/// models they name.
+public struct Relation: Sendable, Hashable, CustomStringConvertible {
+    /// The owner, or the first model of a free link.
+    public let from: Alias
+    /// `owns` or `free`.
+    public let kind: Relationship
+    /// What is owned, or the second model of a free link.
+    public let to: Alias
+
+    /// The relation, as in `orders/42 owns items/123`.
+    public var description: String { "\(from) \(kind) \(to)" }
 
     /// The relation `a kind b`, with `ownedBy` turned around into `owns`, and a free link's two models in order, so
     /// that each relation has one stored form.
-    init(_ a: Alias, _ kind: Relationship, _ b: Alias) {
+    ///
+    /// - Parameters:
+    ///   - a: The first model.
+    ///   - kind: How `a` relates to `b`.
+    ///   - b: The second model.
+    public init(_ a: Alias, _ kind: Relationship, _ b: Alias) {
         switch kind {
         case .ownedBy: (from, self.kind, to) = (b, .owns, a)
         case .free where b.description < a.description: (from, self.kind, to) = (b, .free, a)

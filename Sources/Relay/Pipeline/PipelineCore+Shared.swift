@@ -7,13 +7,13 @@ extension PipelineCore {
     /// their outcomes.
     func enqueueShared(
         _ store: any SharedStorage, _ operations: [CallOperation], changes: [ModelChange] = [],
-        startTimes: [UUID: Int64]
+        erasures: [Alias] = [], startTimes: [UUID: Int64]
     ) async throws(RelayError) -> [OperationRecord] {
         switch read({ $0.lifecycle }) {
         case .stopping, .stopped: throw RelayError(.shutdown, "the DataPoint has shut down; nothing can be enqueued")
         case .idle, .running: break
         }
-        guard !operations.isEmpty || !changes.isEmpty else { return [] }
+        guard !operations.isEmpty || !changes.isEmpty || !erasures.isEmpty else { return [] }
         if let invalid = CommitPreparation(operations, limits: limits).invalid.first { throw invalid.error }
         let ids = operations.map(\.id)
         remote.expect(ids)
@@ -22,15 +22,18 @@ extension PipelineCore {
         do throws(RelayError) {
             commit = try await callShared("take the commit") {
                 let startTimes = startTimes.mapValues(clock.date)
-                guard !changes.isEmpty else { return try await store.commit(operations, startTimes: startTimes) }
-                return try await store.commit(operations, changes: changes, startTimes: startTimes)
+                guard !changes.isEmpty || !erasures.isEmpty else {
+                    return try await store.commit(operations, startTimes: startTimes)
+                }
+                return try await store.commit(
+                    operations, changes: changes, erasures: erasures, startTimes: startTimes)
             }
         } catch {
             endSharedCommit(operations, nil)
             remote.forget(ids)
             throw error
         }
-        endSharedCommit(operations, commit, changes: changes)
+        endSharedCommit(operations, commit)
         let records = OperationRecord.records(for: operations, snapshot: commit.snapshot)
         remote.attach(records)
         remote.settle(commit.outcomes)
@@ -40,18 +43,17 @@ extension PipelineCore {
     /// Ends a commit to the shared store, announcing what it enqueued.
     ///
     /// Its document changes, durable and visible with it, apply in the same transition.
-    private func endSharedCommit(
-        _ operations: [CallOperation], _ commit: SharedCommit?, changes: [ModelChange] = []
-    ) {
+    private func endSharedCommit(_ operations: [CallOperation], _ commit: SharedCommit?) {
         let now = clock.now
         perform(
             transition { machine, actions in
                 machine.endSharedCommit(
                     operations, snapshot: commit?.snapshot, announced: Set(commit?.announced ?? []), now: now,
                     into: &actions)
-                if let commit, commit.isVisible, !changes.isEmpty {
+                if let commit, commit.isVisible, !commit.changes.isEmpty {
                     machine.applySharedModels(
-                        changes.map { SharedModelChange($0, version: commit.snapshot) }, now: now, into: &actions)
+                        commit.changes.map { SharedModelChange($0, version: commit.snapshot) }, now: now,
+                        into: &actions)
                 }
             })
     }

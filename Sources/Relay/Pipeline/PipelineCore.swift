@@ -264,8 +264,8 @@ final class PipelineCore: Sendable {
         var operations = authorizing ? CallOperation.requiringAuthorizer(operations) : operations
         if observing { operations = carrying(operations) }
         if let shared {
-            if let refusal = PipelineStateMachine.sharedRefusal(of: changes, erasures: erasures) { throw refusal }
-            let records = try await enqueueShared(shared, operations, changes: changes, startTimes: startTimes)
+            let records = try await enqueueShared(
+                shared, operations, changes: changes, erasures: erasures, startTimes: startTimes)
             if observing { for observer in configuration.observers { observer.enqueued(operations) } }
             return records
         }

@@ -95,7 +95,7 @@ extension PipelineStateMachine {
         switch outcome {
         case .completed, .skipped:
             do throws(RelayError) {
-                if sharing, let refusal = Self.sharedRefusal(of: changes, erasures: []) { throw refusal }
+                if sharing, let refusal = Self.sharedRefusal(ofStaged: changes) { throw refusal }
                 try document.checkRelations(in: changes)
                 return outcome
             } catch {

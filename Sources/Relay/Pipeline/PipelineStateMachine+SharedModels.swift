@@ -30,13 +30,12 @@ extension PipelineStateMachine {
         }
     }
 
-    /// Why a commit's changes cannot go to a shared store, or `nil` when they can: the document there keeps models
-    /// and key-values, not yet relations, whose checks and cascades need every process's view at once.
-    static func sharedRefusal(of changes: [ModelChange], erasures: [Alias]) -> RelayError? {
-        guard !erasures.isEmpty || changes.contains(where: { $0.collection == Document.relations }) else { return nil }
+    /// Why an attempt's staged changes cannot go to a shared store, or `nil` when they can: the store commits them
+    /// with the attempt's outcome, and a relation that names a model the store no longer holds could not fail the
+    /// operation there.
+    static func sharedRefusal(ofStaged changes: [ModelChange]) -> RelayError? {
+        guard changes.contains(where: { $0.relation != nil && $0.encoded != nil }) else { return nil }
         return RelayError(
-            .invalidArgument,
-            "a DataPoint on a shared store keeps models and key-values, not yet relations or erasures; "
-                + "nothing was committed")
+            .invalidArgument, "a DataPoint on a shared store commits no relation that an attempt stages, not yet")
     }
 }

@@ -29,19 +29,23 @@ public protocol SharedStorage: Storage {
     /// Commits operations enqueued in this process and changes to the document as one commit, numbered by the store:
     /// both are visible to every process, or neither.
     ///
-    /// ``DataPoint/transaction(isolation:_:)`` calls it for a transaction that changes models or key-values. The
-    /// changes carry the commit's number as their version (see ``SharedModelChange``). A store that keeps no models
-    /// refuses changes with ``RelayError/Code/invalidArgument`` and commits nothing; that is what this does unless a
-    /// store provides it.
+    /// ``DataPoint/transaction(isolation:_:)`` calls it for a transaction that changes models, relations or
+    /// key-values, or erases models. The store checks the changes and adds their cascades against the document as it
+    /// holds it, under the lock that orders its commits (see ``SharedDocumentSlice``), and answers with the changes it
+    /// committed, which carry the commit's number as their version (see ``SharedModelChange``). A store that keeps no
+    /// models refuses changes with ``RelayError/Code/invalidArgument`` and commits nothing; that is what this does
+    /// unless a store provides it.
     ///
     /// - Parameters:
     ///   - operations: The commit's operations, in call order, without snapshots; there may be none.
     ///   - changes: The changes, in order; a later change of a model replaces an earlier one.
+    ///   - erasures: The models the transaction erases, with what they own (S23).
     ///   - startTimes: When some of the operations may start.
-    /// - Returns: As ``commit(_:startTimes:)`` returns.
-    /// - Throws: As ``commit(_:startTimes:)`` throws.
+    /// - Returns: As ``commit(_:startTimes:)`` returns, with the changes committed in ``SharedCommit/changes``.
+    /// - Throws: As ``commit(_:startTimes:)`` throws, and ``RelayError/Code/modelNotFound`` for a relation that names
+    ///   a model the store does not hold.
     func commit(
-        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+        _ operations: [CallOperation], changes: [ModelChange], erasures: [Alias], startTimes: [UUID: Date]
     ) async throws -> SharedCommit
 
     /// Runs the store's side of the fleet for a running DataPoint until the task is cancelled: claims operations
@@ -130,9 +134,9 @@ public protocol SharedStorage: Storage {
 extension SharedStorage {
     /// Commits operations alone, and refuses changes to the document: a store that keeps no models.
     public func commit(
-        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+        _ operations: [CallOperation], changes: [ModelChange], erasures: [Alias], startTimes: [UUID: Date]
     ) async throws -> SharedCommit {
-        guard changes.isEmpty else {
+        guard changes.isEmpty, erasures.isEmpty else {
             throw RelayError(.invalidArgument, "this shared store keeps no models; nothing was committed")
         }
         return try await commit(operations, startTimes: startTimes)
@@ -154,6 +158,8 @@ public struct SharedCommit: Sendable, Hashable {
     /// changes at once; a commit that joined a transaction still open is not, and the store applies its changes
     /// through ``SharedLink/apply(_:)`` once that transaction commits.
     public let isVisible: Bool
+    /// The document changes the commit made, in order: the transaction's, then the removals they cascade to (S23).
+    public let changes: [ModelChange]
 
     /// Creates a commit's answer.
     ///
@@ -162,13 +168,16 @@ public struct SharedCommit: Sendable, Hashable {
     ///   - outcomes: The outcomes its operations have already.
     ///   - announced: The operations it added that the DataPoint announces as enqueued.
     ///   - isVisible: Whether every process can see the commit as it returns.
+    ///   - changes: The document changes it made, cascades included.
     public init(
-        snapshot: UInt64, outcomes: [UUID: CallResult] = [:], announced: [UUID] = [], isVisible: Bool = true
+        snapshot: UInt64, outcomes: [UUID: CallResult] = [:], announced: [UUID] = [], isVisible: Bool = true,
+        changes: [ModelChange] = []
     ) {
         self.snapshot = snapshot
         self.outcomes = outcomes
         self.announced = announced
         self.isVisible = isVisible
+        self.changes = changes
     }
 }
 

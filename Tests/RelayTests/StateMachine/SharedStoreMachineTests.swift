@@ -101,7 +101,9 @@ struct SharedStoreMachineTests {
         #expect(replay.state().models["memos"]?["1"] == Data("staged".utf8), "a store that replays records keeps them")
 
         // A relation is refused on a shared store: the operation fails, and nothing rides on its end.
-        let relation = ModelChange(collection: Document.relations, id: "memos/1 owns memos/2", encoded: Data())
+        let relation = Relation(
+            Alias(collection: "memos", id: "1"), .owns, Alias(collection: "memos", id: "2")
+        ).change(removing: false)
         let refused = PipelineStateMachine.EndedAttempt(
             slot: try #require(test.lookup(failing.id)), end: .staged(.completed(Data()), nil, [memo, relation]))
         _ = test.startNext(worker, ended: [refused], now: 0)
@@ -110,7 +112,7 @@ struct SharedStoreMachineTests {
             Issue.record("the operation ended \(String(describing: failed.result))")
             return
         }
-        #expect(failure.reason.contains("relations"), "\(failure.reason)")
+        #expect(failure.reason.contains("relation"), "\(failure.reason)")
         #expect(failed.modelChanges.isEmpty)
     }
 

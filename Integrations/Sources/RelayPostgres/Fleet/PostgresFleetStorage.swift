@@ -35,8 +35,8 @@ import Synchronization
 ///
 /// Built so far: enqueues, in a transaction of the application's too (see ``joining(_:_:)``), scheduled starts,
 /// claims, leases, outcomes, retries, suspensions, holds, cancellation, statuses, handles awaited from any process,
-/// events of operations, and the document's models and key-values, committed with the transactions and completions
-/// that change them (relations and erasures are refused for now).
+/// events of operations, and the document (models, key-values and relations), committed with the transactions and
+/// completions that change them.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {
@@ -169,27 +169,35 @@ public final class PostgresFleetStorage: SharedStorage {
     }
 
     /// Commits operations and changes to the document as one commit, numbered fleet-wide; see
-    /// ``SharedStorage/commit(_:changes:startTimes:)``.
+    /// ``SharedStorage/commit(_:changes:erasures:startTimes:)``.
     ///
-    /// Every process applies the changes once it follows them, within its ``Options/pollInterval`` and usually at
-    /// once, through `LISTEN`. A transaction joined with ``joining(_:_:)`` commits its changes with the application's.
+    /// Relations are checked, and removals and erasures cascade, against the document as the database holds it, under
+    /// the counters' row lock that every commit takes first (S23). Every process applies the changes once it follows
+    /// them, within its ``Options/pollInterval`` and usually at once, through `LISTEN`. A transaction joined with
+    /// ``joining(_:_:)`` commits its changes with the application's.
     ///
-    /// - Throws: As ``commit(_:startTimes:)`` throws.
+    /// - Throws: As ``commit(_:startTimes:)`` throws, and ``RelayError/Code/modelNotFound`` for a relation that
+    ///   names a model the database does not hold.
     public func commit(
-        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date]
+        _ operations: [CallOperation], changes: [ModelChange], erasures: [Alias], startTimes: [UUID: Date]
     ) async throws -> SharedCommit {
         if let transaction = Self.joined {
             let enqueued = try await PostgresQueue.mapping("committing in the application's transaction") {
                 try await queue.enqueue(
-                    operations, changes: changes, startTimes: startTimes, enqueuer: nil, on: transaction)
+                    operations, changes: changes, erasures: erasures, startTimes: startTimes, enqueuer: nil,
+                    on: transaction)
             }
             // Every process, this one too, applies the changes once the application commits, as it follows them.
-            return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, isVisible: false)
+            return SharedCommit(
+                snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, isVisible: false, changes: enqueued.changes)
         }
         let enqueued = try await PostgresQueue.mapping("committing a transaction") {
-            try await queue.enqueue(operations, changes: changes, startTimes: startTimes, enqueuer: owner)
+            try await queue.enqueue(
+                operations, changes: changes, erasures: erasures, startTimes: startTimes, enqueuer: owner)
         }
-        return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
+        return SharedCommit(
+            snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added,
+            changes: enqueued.changes)
     }
 
     /// Removes finished operations from the database now, wherever they ran; see ``SharedStorage/purge(_:)``.

@@ -5,21 +5,24 @@ import Relay
 
 extension PostgresQueue {
     /// Commits operations and document changes as one commit, in a transaction of its own or the application's
-    /// (`connection`); the changes take the commit's number as their version.
+    /// (`connection`); the changes, checked and with their cascades (S23), take the commit's number as their version.
     ///
-    /// - Throws: As ``enqueue(_:startTimes:enqueuer:on:)`` throws.
+    /// - Returns: The commit, with the changes it made.
+    /// - Throws: As ``enqueue(_:startTimes:enqueuer:on:)`` throws, and ``RelayError/Code/modelNotFound`` for a
+    ///   relation that names a model the document does not hold.
     func enqueue(
-        _ operations: [CallOperation], changes: [ModelChange], startTimes: [UUID: Date], enqueuer: UUID?,
-        on connection: PostgresConnection? = nil
+        _ operations: [CallOperation], changes: [ModelChange], erasures: [Alias], startTimes: [UUID: Date],
+        enqueuer: UUID?, on connection: PostgresConnection? = nil
     ) async throws -> Enqueued {
         let body: @Sendable (PostgresConnection) async throws -> Enqueued = { connection in
-            let enqueued: Enqueued
+            var enqueued: Enqueued
             if operations.isEmpty {
                 enqueued = Enqueued(snapshot: try await number(enqueuer: enqueuer, on: connection), added: [])
             } else {
                 enqueued = try await enqueue(operations, startTimes: startTimes, enqueuer: enqueuer, on: connection)
             }
-            try await write(changes, version: enqueued.snapshot, on: connection)
+            enqueued.changes = try await resolve(changes, erasures: erasures, on: connection)
+            try await write(enqueued.changes, version: enqueued.snapshot, on: connection)
             return enqueued
         }
         guard let connection else { return try await transaction("committing a transaction", body) }
@@ -56,11 +59,61 @@ extension PostgresQueue {
                 let version = try await number(enqueuer: nil, on: connection)
                 let recorded = Set(
                     try await rows(Self.completion(of: outcomes), on: connection).map { try $0.decode(UUID.self) })
-                let changes = outcomes.filter { recorded.contains($0.id) }.flatMap(\.changes)
+                let changes = try await resolve(
+                    outcomes.filter { recorded.contains($0.id) }.flatMap(\.changes), erasures: [], on: connection)
                 try await write(changes, version: version, on: connection)
                 return (recorded, changes.map { SharedModelChange($0, version: version) })
             }
         }
+    }
+
+    /// Checks a commit's changes against the document, and adds the removals they and `erasures` cascade to (S23),
+    /// reading what they touch; the commit holds the counters' row, so no other commit changes the document meanwhile.
+    private func resolve(
+        _ changes: [ModelChange], erasures: [Alias], on connection: PostgresConnection
+    ) async throws -> [ModelChange] {
+        let demand = SharedDocumentSlice.Demand(changes: changes, erasures: erasures)
+        guard !demand.isEmpty else { return changes }
+        let (roots, removed, endpoints) = (
+            Array(demand.ownershipRoots), Array(demand.removed), Array(demand.endpoints)
+        )
+        var existing: [Alias] = []
+        var relations: [Relation] = []
+        for (collection, id, kind, toCollection, toID) in try await rows(
+            """
+            WITH RECURSIVE reach (collection, id) AS (
+                SELECT * FROM unnest(\(roots.map(\.collection))::text[], \(roots.map(\.id))::text[])
+                UNION
+                SELECT r.to_collection, r.to_id FROM relay_relations r
+                JOIN reach ON r.from_collection = reach.collection AND r.from_id = reach.id
+                WHERE r.kind = 'owns'
+            ), named (collection, id) AS (
+                SELECT collection, id FROM reach
+                UNION SELECT * FROM unnest(\(removed.map(\.collection))::text[], \(removed.map(\.id))::text[])
+            ), asked (collection, id) AS (
+                SELECT collection, id FROM reach
+                UNION SELECT * FROM unnest(\(endpoints.map(\.collection))::text[], \(endpoints.map(\.id))::text[])
+            )
+            SELECT r.from_collection, r.from_id, r.kind, r.to_collection, r.to_id FROM relay_relations r
+            JOIN named ON r.from_collection = named.collection AND r.from_id = named.id
+            UNION
+            SELECT r.from_collection, r.from_id, r.kind, r.to_collection, r.to_id FROM relay_relations r
+            JOIN named ON r.to_collection = named.collection AND r.to_id = named.id
+            UNION ALL
+            SELECT m.collection, m.id, NULL, NULL, NULL FROM relay_models m
+            JOIN asked ON m.collection = asked.collection AND m.id = asked.id
+            WHERE m.encoded IS NOT NULL
+            """, on: connection
+        ).map({ try $0.decode((String, String, String?, String?, String?).self) }) {
+            let from = Alias(collection: collection, id: id)
+            guard let kind, let toCollection, let toID else {
+                existing.append(from)
+                continue
+            }
+            guard let relationship = Relationship(rawValue: kind) else { continue }
+            relations.append(Relation(from, relationship, Alias(collection: toCollection, id: toID)))
+        }
+        return try SharedDocumentSlice(existing: existing, relations: relations).resolve(changes, erasures: erasures)
     }
 
     /// Writes document changes under `version`, the last of each model's winning, and announces them.
@@ -85,7 +138,29 @@ extension PostgresQueue {
             ON CONFLICT (collection, id) DO UPDATE
             SET encoded = EXCLUDED.encoded, version = EXCLUDED.version, changed_at = now()
             """, on: connection)
+        try await index(kept.filter { $0.relation != nil }, on: connection)
         _ = try await rows("SELECT pg_notify(\(Self.modelsChannel), '')", on: connection)
+    }
+
+    /// Keeps `relay_relations` in step with the relations that `changes` set and remove, one change per relation.
+    private func index(_ changes: [ModelChange], on connection: PostgresConnection) async throws {
+        guard !changes.isEmpty else { return }
+        let removed = changes.filter { $0.encoded == nil }.map(\.id)
+        if !removed.isEmpty {
+            _ = try await rows("DELETE FROM relay_relations WHERE id = ANY(\(removed)::text[])", on: connection)
+        }
+        let set = changes.filter { $0.encoded != nil }
+        let relations = set.compactMap(\.relation)
+        guard !relations.isEmpty else { return }
+        _ = try await rows(
+            """
+            INSERT INTO relay_relations (id, kind, from_collection, from_id, to_collection, to_id)
+            SELECT * FROM unnest(
+                \(set.map(\.id))::text[], \(relations.map(\.kind.rawValue))::text[],
+                \(relations.map(\.from.collection))::text[], \(relations.map(\.from.id))::text[],
+                \(relations.map(\.to.collection))::text[], \(relations.map(\.to.id))::text[])
+            ON CONFLICT (id) DO NOTHING
+            """, on: connection)
     }
 
     /// The document, and the version up to which it holds every change, read in one snapshot of the database.

@@ -75,6 +75,8 @@ struct PostgresQueue: Sendable {
         let added: [UUID]
         /// The outcomes its operations have already: known ones that finished, new ones added cancelled.
         var outcomes: [UUID: CallResult] = [:]
+        /// The document changes it made, cascades included.
+        var changes: [ModelChange] = []
     }
 
     /// Runs `body` on a connection of the client, in a transaction of its own, mapping what fails it to a
