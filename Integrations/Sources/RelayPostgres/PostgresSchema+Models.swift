@@ -40,4 +40,19 @@ extension PostgresSchema {
         "CREATE INDEX relay_relations_from ON relay_relations (from_collection, from_id)",
         "CREATE INDEX relay_relations_to ON relay_relations (to_collection, to_id)",
     ]
+
+    /// Schema version 13: the version up to which removals were pruned (a process that has read the document only
+    /// up to an earlier version may have missed a removal, and reads the whole document again), and the document's
+    /// rows indexed in the order that followers read them, one commit's many rows in pages.
+    static let horizonStatements = [
+        "DROP INDEX relay_models_version",
+        "CREATE INDEX relay_models_version ON relay_models (version, collection, id)",
+        """
+        CREATE TABLE relay_model_horizon (
+            singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+            pruned_through bigint NOT NULL DEFAULT 0
+        )
+        """,
+        "INSERT INTO relay_model_horizon DEFAULT VALUES",
+    ]
 }

@@ -247,5 +247,7 @@ public enum PostgresSchema {
             statements: [completeFunction(lookingForDependents: true)]),
         Migration(summary: "the fleet's document: models and key-values", statements: modelStatements),
         Migration(summary: "the fleet's document: relations, by the models they name", statements: relationStatements),
+        Migration(
+            summary: "the fleet's document: pruned removals, rows in reading order", statements: horizonStatements),
     ]
 }

@@ -93,6 +93,25 @@ struct PostgresFleetDocumentTests {
         }
     }
 
+    @Test("S20/S29: a commit of more rows than the follower reads at once reaches the other process whole")
+    func largeCommitReachesEveryProcess() async throws {
+        try await Self.withTwoPoints { first, second, database in
+            let heard = try second.changes(of: Memo.self, bufferSize: 4096)
+            try await first.transaction { transaction in
+                for id in 0..<2500 { try transaction.upsert(Memo(id: id, text: "memo \(id)")) }
+            }
+            try await first.transaction { try $0.upsert(Memo(id: 9999, text: "after")) }
+            let latest = try await Self.latest(in: database)
+            var count = 0
+            for await event in heard where event.kind.change != nil {
+                count += 1
+                if event.kind.change?.snapshot == latest { break }
+            }
+            #expect(count == 2501)
+            #expect(try second.models(Memo.self).count == 2501)
+        }
+    }
+
     @Test("S20/S29: two processes writing one model at once end with the same model, the later commit's")
     func concurrentWritesConverge() async throws {
         try await Self.withTwoPoints { first, second, database in
@@ -197,6 +216,52 @@ struct PostgresFleetDocumentTests {
                 ])
             }
             #expect(failed?.code == .invalidArgument)
+        }
+    }
+
+    @Test("S29/S31: a process that missed removals the fleet has pruned reads the whole document again, and drops them")
+    func reloadAfterPrunedRemovals() async throws {
+        try await TestDatabase.with { client, database in
+            try await TestDatabase.withClient(database: database) { other in
+                let store = PostgresFleetStorage(client: client, options: Self.deaf())
+                try await DataPoint.with(storage: store) { deaf in
+                    try deaf.register(Memo.self, as: "memos")
+                    try await DataPoint.with(
+                        storage: PostgresFleetStorage(client: other, options: Fleet.options())
+                    ) { writer in
+                        try writer.register(Memo.self, as: "memos")
+                        try await deaf.transaction { transaction in
+                            try transaction.upsert(Memo(id: 1, text: "kept"))
+                            try transaction.upsert(Memo(id: 2, text: "removed"))
+                        }
+                        try await writer.transaction { transaction in
+                            try transaction.remove(Memo.self, id: 2)
+                            try transaction.upsert(Memo(id: 1, text: "changed"))
+                        }
+                        // Pruned before the deaf process read it, as after a cut longer than the log keeps removals.
+                        try await PostgresQueue(client: other, logger: TestDatabase.logger)
+                            .pruneRemovedModels(olderThan: .zero)
+                        #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 1)
+                        #expect(try deaf.model(Memo.self, id: 2) != nil, "it has heard of nothing yet")
+                        let heard = try deaf.changes(of: Memo.self)
+                        let link = try #require(store.running.withLock { $0?.link })
+                        try await store.catchUpDocument(for: link)
+                        #expect(try deaf.model(Memo.self, id: 2) == nil)
+                        #expect(try deaf.model(Memo.self, id: 1) == Memo(id: 1, text: "changed"))
+                        var changes: [Int: Bool] = [:]
+                        for await event in heard {
+                            guard let change = event.kind.change else { continue }
+                            changes[Int(change.id) ?? 0] = change.isRemoval
+                            if changes.count == 2 { break }
+                        }
+                        #expect(changes == [1: false, 2: true], "change streams hear of both")
+                        // Read again, the document is current: nothing more to reload.
+                        let cursor = store.documentCursor.withLock { $0 }
+                        try await store.catchUpDocument(for: link)
+                        #expect(store.documentCursor.withLock { $0 } == cursor)
+                    }
+                }
+            }
         }
     }
 

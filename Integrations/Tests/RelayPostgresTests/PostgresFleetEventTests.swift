@@ -43,6 +43,30 @@ struct PostgresFleetEventTests {
         }
     }
 
+    @Test("S13/S29: a handle's events follow its operation while another process runs it, to its terminal event")
+    func handleEventsAcrossProcesses() async throws {
+        try await Fleet.withTwoProcesses { point, _ in
+            // Suspended fleet-wide, so that the stream opens before the other process claims the operation.
+            try await point.suspend()
+            let handle = try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.right))
+            let events = try handle.events()
+            try await point.resume()
+            var kinds: [String] = []
+            for await event in events { kinds.append(event.kind.name) }
+            // Its start may come late or not at all: a transaction open elsewhere on the server holds the log back,
+            // and then the end comes from the operation's row.
+            #expect(kinds == ["started", "completed"] || kinds == ["completed"], "\(kinds)")
+            #expect(try await handle.value == Data("B".utf8))
+            // Opened once the handle has its outcome, a stream has ended already.
+            var later = 0
+            for await _ in try handle.events() { later += 1 }
+            #expect(later == 0)
+            // One that no handle here awaits is unknown here.
+            let unknown = #expect(throws: RelayError.self) { try point.events(for: UUID()) }
+            #expect(unknown?.code == .unknownOperation)
+        }
+    }
+
     @Test("S29: operations a third process enqueues are announced enqueued once, before they start, wherever they run")
     func eventsOfAnotherEnqueuer() async throws {
         try await Fleet.withTwoProcesses { point, database in

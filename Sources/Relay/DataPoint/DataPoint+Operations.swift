@@ -315,6 +315,9 @@ extension DataPoint {
     /// One operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to
     /// shut down (see ``events(bufferSize:)``).
     ///
+    /// On a shared store, it follows an operation that another process runs while a handle here awaits it: one
+    /// enqueued here, or found with ``handle(for:)``.
+    ///
     /// - Parameters:
     ///   - id: The operation's id.
     ///   - bufferSize: How many events to buffer before dropping the oldest.

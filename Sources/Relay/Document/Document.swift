@@ -145,6 +145,12 @@ struct Document: Sendable {
         for (alias, model) in fresh { decoded.keep(model, of: alias) }
     }
 
+    /// Every model, key-value and relation the document holds, as stored: what a shared store's document is
+    /// compared with when it is read again whole.
+    var storedKeys: [Alias] {
+        collections.flatMap { collection, table in table.ids.map { Alias(collection: collection, id: $0) } }
+    }
+
     /// The encoded models of a collection, by id, as readers see them.
     func models(in collection: String) -> [String: Data] {
         var models = collections[collection]?.all ?? [:]

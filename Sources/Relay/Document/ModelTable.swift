@@ -52,6 +52,9 @@ struct ModelTable: Sendable {
         offsets.mapValues(model(at:))
     }
 
+    /// The ids of the models the table holds.
+    var ids: Dictionary<String, Int>.Keys { offsets.keys }
+
     /// Whether the table holds model `id`.
     func contains(_ id: String) -> Bool {
         offsets[id] != nil

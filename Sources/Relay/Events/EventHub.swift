@@ -45,6 +45,12 @@ struct EventHub: Sendable {
         return perOperation[operationID] != nil
     }
 
+    /// Whether a stream of one operation is open.
+    var followsOperations: Bool { !perOperation.isEmpty }
+
+    /// The operations a stream of one operation follows.
+    var followedOperations: Dictionary<UUID, [(id: UInt64, sink: any EventSink)]>.Keys { perOperation.keys }
+
     mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) -> UInt64 {
         let id = nextSubscriberID
         nextSubscriberID += 1

@@ -137,11 +137,13 @@ public struct CallHandle: Sendable, Hashable, Identifiable {
     /// The operation's events from now on; the stream ends after its terminal event, or as the DataPoint begins to
     /// shut down (see ``DataPoint/events(bufferSize:)``).
     ///
+    /// On a shared store, the events of an operation that another process runs come from the store, as they happen.
+    ///
     /// - Parameter bufferSize: How many events the stream buffers before it drops the oldest.
     /// - Returns: The operation's events.
     /// - Throws: ``RelayError`` with code ``RelayError/Code/unknownOperation`` once the operation has been forgotten.
     public func events(bufferSize: Int = 1024) throws -> CallEventStream {
-        try core.subscribe(to: id, bufferSize: bufferSize)
+        try core.subscribe(to: id, ended: record.settled != nil, bufferSize: bufferSize)
     }
 
     /// Compares handles by operation and DataPoint.

@@ -114,6 +114,25 @@ final class RemoteOutcomes: Sendable {
         }
     }
 
+    /// Where an operation stands for the handles here.
+    enum Standing: Sendable {
+        /// No handle here awaits it.
+        case unknown
+        /// A handle here awaits its outcome.
+        case awaited
+        /// It ended, as a handle of it here knows.
+        case ended
+    }
+
+    /// Where operation `id` stands for the handles here; `ended` when the caller's handle has its outcome.
+    func standing(of id: UUID, ended: Bool = false) -> Standing {
+        if ended { return .ended }
+        return entries.withLock { entries in
+            guard case .waiting = entries?[id] else { return .unknown }
+            return .awaited
+        }
+    }
+
     /// The operations whose outcomes are awaited.
     var awaited: [UUID] {
         entries.withLock { entries in

@@ -2,10 +2,16 @@ import Foundation
 
 /// Subscriptions to the pipeline's events and to the document's changes.
 extension PipelineCore {
-    func subscribe(to operationID: UUID?, bufferSize: Int) throws(RelayError) -> CallEventStream {
+    /// One operation's events from now on, or every event when `operationID` is `nil`.
+    ///
+    /// On a shared store, an operation the graph does not hold is followed when a handle here awaits it (another
+    /// process runs it), and `ended` says that the caller's handle has its outcome already.
+    func subscribe(to operationID: UUID?, ended: Bool = false, bufferSize: Int) throws(RelayError) -> CallEventStream {
         let subscription = EventSubscription(capacity: bufferSize)
+        let elsewhere: RemoteOutcomes.Standing =
+            if let operationID, shared != nil { remote.standing(of: operationID, ended: ended) } else { .unknown }
         let subscribed = try transitionWithDirectory { (machine, directory, actions) throws(RelayError) in
-            try machine.subscribe(subscription, to: operationID, in: directory, into: &actions)
+            try machine.subscribe(subscription, to: operationID, elsewhere: elsewhere, in: directory, into: &actions)
         }
         perform(subscribed)
         return stream(of: subscription, id: subscribed.value) { $0.unsubscribe($1, from: operationID) }

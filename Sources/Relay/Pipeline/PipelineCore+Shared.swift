@@ -51,7 +51,7 @@ extension PipelineCore {
                     operations, snapshot: commit?.snapshot, announced: Set(commit?.announced ?? []), now: now,
                     into: &actions)
                 if let commit, commit.isVisible, !commit.changes.isEmpty {
-                    machine.applySharedModels(
+                    machine.applySharedCommit(
                         commit.changes.map { SharedModelChange($0, version: commit.snapshot) }, now: now,
                         into: &actions)
                 }
@@ -140,11 +140,30 @@ extension PipelineCore {
         perform(transition { machine, actions in machine.publish(events, into: &actions) })
     }
 
-    /// Applies document changes that other processes committed to the shared store.
+    /// Applies the document changes of a commit of this process's that the shared store made; see
+    /// ``SharedLink/apply(_:)``.
     func applyShared(_ changes: [SharedModelChange]) {
         guard !changes.isEmpty else { return }
         let now = clock.now
-        perform(transition { machine, actions in machine.applySharedModels(changes, now: now, into: &actions) })
+        perform(transition { machine, actions in machine.applySharedCommit(changes, now: now, into: &actions) })
+    }
+
+    /// Applies the document changes the shared store's follower read; see ``SharedLink/follow(_:through:)``.
+    func followShared(_ changes: [SharedModelChange], through version: UInt64) {
+        let now = clock.now
+        perform(
+            transition { machine, actions in
+                machine.followSharedModels(changes, through: version, now: now, into: &actions)
+            })
+    }
+
+    /// Takes the shared store's whole document again; see ``SharedLink/reload(_:through:)``.
+    func reloadShared(_ rows: [SharedModelChange], through version: UInt64) {
+        let now = clock.now
+        perform(
+            transition { machine, actions in
+                machine.reloadSharedModels(rows, through: version, now: now, into: &actions)
+            })
     }
 
     /// Moves a suspension count of the shared store, which every process's claims obey, and announces the change

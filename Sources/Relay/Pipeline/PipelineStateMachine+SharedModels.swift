@@ -10,13 +10,7 @@ extension PipelineStateMachine {
     mutating func applySharedModels(_ changes: [SharedModelChange], now: Int64, into actions: inout PipelineActions) {
         var applied: [SharedModelChange] = []
         var taken: Set<Alias> = []
-        for shared in changes {
-            let change = shared.change
-            let model = Alias(collection: change.collection, id: change.id)
-            let held = modelVersions[change.collection]?[change.id] ?? 0
-            guard held < shared.version || (held == shared.version && taken.contains(model)) else { continue }
-            modelVersions[change.collection, default: [:]][change.id] = shared.version
-            taken.insert(model)
+        for shared in changes where modelVersions.admit(shared, taken: &taken) {
             applied.append(shared)
         }
         guard !applied.isEmpty else { return }
@@ -28,6 +22,40 @@ extension PipelineStateMachine {
             publishModelChanges(applied[start..<end].map(\.change), snapshot: version, now: now, into: &actions)
             start = end
         }
+    }
+
+    /// Takes a shared store's whole document, read again through `version` because this process fell behind what
+    /// the store keeps of removals: each row applies as a change does, and what the document holds that the store
+    /// no longer has, from before `version`, was removed meanwhile.
+    mutating func reloadSharedModels(
+        _ rows: [SharedModelChange], through version: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
+        let stored = Set(rows.map { Alias(collection: $0.change.collection, id: $0.change.id) })
+        let removed = document.storedKeys.filter { key in
+            !stored.contains(key) && modelVersions.version(of: key) < version
+        }
+        let removals = removed.map {
+            SharedModelChange(ModelChange(collection: $0.collection, id: $0.id, encoded: nil), version: version)
+        }
+        followSharedModels(
+            (rows + removals).sorted { $0.version < $1.version }, through: version, now: now, into: &actions)
+    }
+
+    /// Applies the changes of a commit of this process's as it returns, but for a commit that the follower has read
+    /// already (see ``SharedModelVersions``).
+    mutating func applySharedCommit(
+        _ changes: [SharedModelChange], now: Int64, into actions: inout PipelineActions
+    ) {
+        let followed = modelVersions.followed
+        applySharedModels(changes.filter { $0.version > followed }, now: now, into: &actions)
+    }
+
+    /// Applies changes the store's follower read, and notes that it has applied every change through `version`.
+    mutating func followSharedModels(
+        _ changes: [SharedModelChange], through version: UInt64, now: Int64, into actions: inout PipelineActions
+    ) {
+        applySharedModels(changes, now: now, into: &actions)
+        modelVersions.follow(through: version) { document.found($0) != nil }
     }
 
     /// Why an attempt's staged changes cannot go to a shared store, or `nil` when they can: the store commits them

@@ -60,6 +60,13 @@ extension PipelineStateMachine {
     mutating func publish(_ events: [SharedEvent], into actions: inout PipelineActions) {
         guard followsEveryEvent else {
             enqueueAnnouncements = SharedEnqueueAnnouncements()
+            // Streams of one operation that another process runs hear of it all the same, from their start on: an
+            // operation followed here was enqueued before its stream opened.
+            for event in events where !event.kind.isEnqueued && hub.hasSubscribers(for: event.operationID) {
+                hub.publish(
+                    operationID: event.operationID, sequenceName: event.sequenceName, kind: event.kind,
+                    date: event.date, into: &actions.events)
+            }
             return
         }
         for event in events {
@@ -78,6 +85,16 @@ extension PipelineStateMachine {
 
     /// Whether a stream of every event is open.
     var followsEveryEvent: Bool { hub.hasSubscribers(for: nil) }
+
+    /// Whether any stream needs other processes' events: one of every event, or one of an operation.
+    var followsSharedEvents: Bool { followsEveryEvent || hub.followsOperations }
+
+    /// The operations that a stream of one operation follows here while the graph does not hold them: another
+    /// process runs them.
+    func followedElsewhere(in directory: OperationDirectory) -> [UUID] {
+        guard hub.followsOperations else { return [] }
+        return hub.followedOperations.filter { lookup($0, in: directory) == nil }
+    }
 
     /// Notes operations whose commit to the shared store is under way.
     mutating func beginSharedCommit(_ ids: [UUID]) {

@@ -137,9 +137,8 @@ struct PipelineStateMachine: Sendable {
     /// yet, and those a claim here announced before the store's event log did: each enqueued event is announced once,
     /// before the operation's start (see `PipelineStateMachine+Sharing.swift`).
     var enqueueAnnouncements = SharedEnqueueAnnouncements()
-    /// On a shared store, the version of each model and key-value the document holds, its commit's number: a change
-    /// applies only over an earlier one (see ``SharedModelChange``).
-    var modelVersions: [String: [String: UInt64]] = [:]
+    /// On a shared store, the version of each model, key-value and relation the document holds or removed.
+    var modelVersions = SharedModelVersions()
     /// Waits for the pipeline to be idle, and waits for it to be settled (see ``isIdle`` and ``isSettled``).
     var idleWaiters = Waiters<Void>()
     var settledWaiters = Waiters<Void>()
@@ -220,15 +219,34 @@ struct PipelineStateMachine: Sendable {
         hub.publish(operationID: operation, sequenceName: sequence, kind: kind, date: date(now), into: &actions.events)
     }
 
+    /// Subscribes `sink` to one operation's events, or to every event when `operationID` is `nil`.
+    ///
+    /// `elsewhere` says what a shared store's handles here know of an operation the graph does not hold: one that
+    /// another process runs is followed through the events the store publishes; one that ended gets a stream that
+    /// has ended.
     mutating func subscribe(
         _ sink: any EventSink,
         to operationID: UUID?,
+        elsewhere: RemoteOutcomes.Standing = .unknown,
         in directory: OperationDirectory,
         into actions: inout PipelineActions
     ) throws(RelayError) -> UInt64 {
         if let operationID {
             guard let slot = lookup(operationID, in: directory) else {
-                throw RelayError(.unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
+                switch elsewhere {
+                case .unknown:
+                    throw RelayError(
+                        .unknownOperation, "no operation \(operationID) is known", operationIDs: [operationID])
+                case .ended:
+                    hub.close(sink, in: &actions.events)
+                    return 0
+                case .awaited:
+                    if hasStopped(for: sink) {
+                        hub.close(sink, in: &actions.events)
+                        return 0
+                    }
+                    return hub.subscribe(sink, to: operationID)
+                }
             }
             if graph[slot].phase == .finished || hasStopped(for: sink) {
                 hub.close(sink, in: &actions.events)

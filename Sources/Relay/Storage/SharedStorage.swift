@@ -260,17 +260,57 @@ public struct SharedLink: Sendable {
         core.publishShared(events)
     }
 
-    /// Applies changes to the document that other processes committed, in the order of their versions: each model
-    /// changes unless the DataPoint holds a later version of it already, and change streams hear of what changed.
+    /// Applies the document changes of a commit that the store made for this process, as it returns, such as the
+    /// changes an attempt staged, committed with its outcome: each model changes unless the DataPoint holds a later
+    /// version of it already, or the follower has read that commit already (``follow(_:through:)``).
     ///
     /// - Parameter changes: The changes, each with its commit's number.
     public func apply(_ changes: [SharedModelChange]) {
         core.applyShared(changes)
     }
 
-    /// Whether a stream of every event is open here: a store need not read other processes' events otherwise.
+    /// Applies the document's changes that the store read as it follows every process's commits, in the order of
+    /// their versions, and notes that the DataPoint now holds every change through `version`: each model changes
+    /// unless the DataPoint holds a later version of it already, and change streams hear of what changed.
+    ///
+    /// - Parameters:
+    ///   - changes: The changes, each with its commit's number.
+    ///   - version: A version through which the store has read every change: no change of an earlier commit will
+    ///     come.
+    public func follow(_ changes: [SharedModelChange], through version: UInt64) {
+        core.followShared(changes, through: version)
+    }
+
+    /// Replaces the document with the store's whole document through `version`.
+    ///
+    /// A store calls it when it finds that this process fell behind what it keeps of removals (one cut off from it
+    /// for longer than it keeps them): each row applies as ``follow(_:through:)`` applies a change, and a model the
+    /// DataPoint holds that the rows do not name, from before `version`, was removed meanwhile. Change streams hear
+    /// of what changed.
+    ///
+    /// - Parameters:
+    ///   - rows: Every model, key-value and relation the store holds, removals it still keeps included, each with
+    ///     the number of the commit that last wrote it.
+    ///   - version: The number of the last commit the rows include.
+    public func reload(_ rows: [SharedModelChange], through version: UInt64) {
+        core.reloadShared(rows, through: version)
+    }
+
+    /// Whether a stream here needs other processes' events.
+    ///
+    /// It does while a stream of every event is open, or one of an operation that another process runs; a store
+    /// need not read other processes' events otherwise.
     public var followsEvents: Bool {
-        core.read { $0.followsEveryEvent }
+        core.read { $0.followsSharedEvents }
+    }
+
+    /// The operations that a stream of one operation follows here while another process runs them.
+    ///
+    /// A store publishes their events as it reads them (``publish(_:)``); once one has ended, and the store has read every
+    /// event up to its end without meeting its terminal event (the stream opened after it), the store publishes that
+    /// event from the operation's outcome, so that no such stream waits for an event it missed.
+    public var followedElsewhere: [UUID] {
+        core.readWithDirectory { $0.followedElsewhere(in: $1) }
     }
 
     /// The sequences registered in this process: the store claims operations of these only.

@@ -146,9 +146,11 @@ struct MachineUnderTest {
         try machine.hold(id, until: until, context: context, in: directory, now: now, into: &actions)
     }
 
-    mutating func subscribe(_ sink: any EventSink, to operationID: UUID?) throws(RelayError) -> UInt64 {
+    mutating func subscribe(
+        _ sink: any EventSink, to operationID: UUID?, elsewhere: RemoteOutcomes.Standing = .unknown
+    ) throws(RelayError) -> UInt64 {
         defer { vacateForgotten() }
-        return try machine.subscribe(sink, to: operationID, in: directory, into: &actions)
+        return try machine.subscribe(sink, to: operationID, elsewhere: elsewhere, in: directory, into: &actions)
     }
 
     /// The core's sweep of operations whose retention window has passed.
@@ -192,6 +194,16 @@ struct MachineUnderTest {
     /// Document changes committed to a shared store, applied as the core applies them.
     mutating func applyShared(_ changes: [SharedModelChange]) {
         machine.applySharedModels(changes, now: 0, into: &actions)
+    }
+
+    /// Document changes a shared store's follower read, through `version`.
+    mutating func followShared(_ changes: [SharedModelChange], through version: UInt64) {
+        machine.followSharedModels(changes, through: version, now: 0, into: &actions)
+    }
+
+    /// Document changes of a commit of this process's, as it returns from a shared store.
+    mutating func applySharedCommit(_ changes: [SharedModelChange]) {
+        machine.applySharedCommit(changes, now: 0, into: &actions)
     }
 
     /// Events of other processes that a shared store read.

@@ -76,6 +76,67 @@ struct SharedStoreMachineTests {
         #expect(test.machine.document.models(in: "memos")["1"] == Data("second".utf8))
     }
 
+    /// A change of the memo `id` of a shared store's commit `version`; a removal when `text` is `nil`.
+    static func memo(_ id: String, _ text: String?, _ version: UInt64) -> SharedModelChange {
+        SharedModelChange(
+            ModelChange(collection: "memos", id: id, encoded: text.map { Data($0.utf8) }), version: version)
+    }
+
+    @Test("S20/S29: a removed model's version is kept while a late change could undo it, and forgotten after")
+    func removedVersionsForgotten() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        test.followShared([Self.memo("k", "one", 2), Self.memo("k", nil, 5)], through: 5)
+        #expect(test.machine.modelVersions.count == 0, "removed through what the follower applied")
+        test.applySharedCommit([Self.memo("k", "late", 3)])
+        #expect(test.machine.document.models(in: "memos")["k"] == nil, "a commit the follower read already")
+
+        test.applySharedCommit([Self.memo("j", "seven", 7)])
+        test.applySharedCommit([Self.memo("j", nil, 8)])
+        test.applySharedCommit([Self.memo("j", "six", 6)])
+        #expect(test.machine.document.models(in: "memos")["j"] == nil, "refused by the removal's version")
+        #expect(test.machine.modelVersions.count == 1)
+        test.followShared([], through: 8)
+        #expect(test.machine.modelVersions.count == 0)
+    }
+
+    @Test("S29/S31: the whole document read again drops what the store no longer has, but for later commits here")
+    func reloadDropsPrunedRemovals() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        test.applyShared([Self.memo("kept", "one", 1), Self.memo("gone", "two", 2), Self.memo("later", "seven", 7)])
+        test.machine.reloadSharedModels([Self.memo("kept", "six", 6)], through: 6, now: 0, into: &test.actions)
+        let models = test.machine.document.models(in: "memos")
+        #expect(models["kept"] == Data("six".utf8))
+        #expect(models["gone"] == nil, "removed while this process heard nothing, its removal pruned")
+        #expect(models["later"] == Data("seven".utf8), "written by a commit after the reading")
+    }
+
+    @Test("S13/S29: a stream of an operation another process runs hears the store's events of it, and ends with it")
+    func streamOfAnOperationElsewhere() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let id = UUID()
+        let unknown = #expect(throws: RelayError.self) { try test.subscribe(MachineUnderTest.Subscriber(), to: id) }
+        #expect(unknown?.code == .unknownOperation, "no handle here awaits it")
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: id, elsewhere: .ended)
+        #expect(test.takeActions().events.contains { if case .close = $0 { true } else { false } }, "ended at once")
+        #expect(!test.machine.followsSharedEvents)
+
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: id, elsewhere: .awaited)
+        _ = test.takeActions()
+        #expect(test.machine.followsSharedEvents && !test.machine.followsEveryEvent)
+        #expect(test.machine.followedElsewhere(in: test.directory) == [id])
+        let metrics = CallMetrics(enqueuedAt: Date(timeIntervalSince1970: 0), attempts: 1)
+        let other = SharedEvent(
+            operationID: UUID(), sequenceName: .data, kind: .started(attempt: 1), date: Date(timeIntervalSince1970: 1))
+        test.publish([
+            other, SharedEvent(operationID: id, sequenceName: .data, kind: .started(attempt: 1), date: other.date),
+            SharedEvent(operationID: id, sequenceName: .data, kind: .completed(metrics), date: other.date),
+        ])
+        let actions = test.takeActions()
+        #expect(actions.delivered.map(\.kind.name) == ["started", "completed"], "only its own events")
+        #expect(actions.events.contains { if case .close = $0 { true } else { false } })
+        #expect(!test.machine.followsSharedEvents, "nothing left to follow")
+    }
+
     @Test("S21: on a shared store, what a completing attempt staged rides on its end's record, for the store to commit")
     func stagedChangesRideOnTheEnd() throws {
         var test = try MachineUnderTest(bunchSize: 1, sharing: true)

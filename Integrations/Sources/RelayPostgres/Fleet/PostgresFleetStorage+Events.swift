@@ -8,28 +8,49 @@ extension PostgresFleetStorage {
     ///
     /// While no stream of every event is open here, it only moves its place on, on the polling timer's wakes: a
     /// stream opened later starts at most a polling interval before it opened, and misses nothing after.
+    ///
+    /// A stream of one operation that another process runs, opened after its end passed this process's place in the
+    /// log, or whose end a transaction still open holds back in the log, would wait: once the log has been read, the
+    /// operations such streams follow that have ended get their terminal events from their rows, after one more read
+    /// of the log, which delivers them itself unless they were passed or are held back.
     func followEvents(for link: SharedLink, on wakes: AsyncStream<Void>) async {
         var cursor: PostgresQueue.EventCursor?
         for await _ in wakes {
             do {
-                guard link.followsEvents, var from = cursor else {
+                guard link.followsEvents, let from = cursor else {
                     link.publish([])
                     cursor = try await queue.eventCursor()
                     continue
                 }
-                var more = true
-                while more, !Task.isCancelled {
-                    let logged = try await queue.events(after: from, except: owner, limit: Self.eventsPerRead)
-                    link.publish(logged.events)
-                    from = logged.cursor
-                    cursor = from
-                    more = logged.more
-                }
+                cursor = try await readEvents(after: from, for: link)
+                let followed = link.followedElsewhere
+                guard !followed.isEmpty else { continue }
+                let endings = try await queue.endings(of: followed)
+                guard !endings.isEmpty, let from = cursor else { continue }
+                cursor = try await readEvents(after: from, for: link)
+                let stillFollowed = Set(link.followedElsewhere)
+                link.publish(endings.filter { stillFollowed.contains($0.operationID) })
             } catch {
                 guard !Task.isCancelled else { return }
                 logger.warning("reading the event log failed; polling retries", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// Reads the log from `cursor` up to what is final, publishing other processes' events; returns where the next
+    /// read starts.
+    private func readEvents(
+        after cursor: PostgresQueue.EventCursor, for link: SharedLink
+    ) async throws -> PostgresQueue.EventCursor {
+        var from = cursor
+        var more = true
+        while more, !Task.isCancelled {
+            let logged = try await queue.events(after: from, except: owner, limit: Self.eventsPerRead)
+            link.publish(logged.events)
+            from = logged.cursor
+            more = logged.more
+        }
+        return from
     }
 
     /// Wakes the loop that follows the event log: on the polling timer always, on a notification only while a stream

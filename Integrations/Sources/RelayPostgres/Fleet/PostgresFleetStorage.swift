@@ -91,9 +91,9 @@ public final class PostgresFleetStorage: SharedStorage {
             document: AsyncStream<Void>.Continuation
         )?
     >(nil)
-    /// The version up to which the DataPoint holds every change of the fleet's document: the store reads what
-    /// followed it.
-    let documentVersion = Mutex<UInt64>(0)
+    /// The DataPoint's place among the rows of the fleet's document: it holds every change behind it, and the store
+    /// reads what follows.
+    let documentCursor = Mutex(PostgresQueue.DocumentCursor(through: 0))
     /// What attempts staged, by operation, whose outcomes the store gave up recording when the database was out of
     /// reach: recorded with the outcome when the operation is claimed here again, or let go once it ends elsewhere.
     let unrecordedChanges = Mutex<[UUID: [ModelChange]]>([:])
@@ -125,10 +125,12 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: ``RelayError/Code/unsupportedFormat`` for a newer schema, or ``RelayError/Code/storageFailure``.
     public func open() async throws -> StoredState {
         // A pool that has just found the database again may take longer than a call's deadline to connect.
-        try await PostgresSchema.migrate(
-            queue.client, deadline: max(options.deadline, PostgresSchema.deadline), clock: clock, logger: logger)
-        let (models, version) = try await queue.document()
-        documentVersion.withLock { $0 = version }
+        let deadline = max(options.deadline, PostgresSchema.deadline)
+        try await PostgresSchema.migrate(queue.client, deadline: deadline, clock: clock, logger: logger)
+        let (rows, version) = try await queue.document(within: deadline)
+        documentCursor.withLock { $0 = PostgresQueue.DocumentCursor(through: version) }
+        var models: [String: [String: Data]] = [:]
+        for row in rows { models[row.change.collection, default: [:]][row.change.id] = row.change.encoded }
         return StoredState(models: models)
     }
 

@@ -62,32 +62,70 @@ extension PostgresQueue {
                 // Its own enqueued events too: the DataPoint announces them when the commit answers, or from here when
                 // the log is read first.
                 guard !own || kind == 0 else { continue }
-                let metrics = CallMetrics(
-                    enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt,
-                    queueWait: startedAt.map { .seconds($0.timeIntervalSince(enqueuedAt)) }, attempts: Int(attempts))
-                let happened: CallEvent.Kind
-                switch kind {
-                case 0: happened = .enqueued(snapshot: UInt64(snapshot))
-                case 2: happened = .started(attempt: Int(attempts))
-                case 3: happened = .completed(metrics)
-                case 4: happened = .skipped(metrics)
-                default:
-                    // A failure or a cancellation is read from the operation's row; one removed meanwhile (purged, or
-                    // past its retention) is passed over.
-                    guard let result else { continue }
-                    switch try CallResult(encoded: Data(result.readableBytesView)) {
-                    case .failed(let failure): happened = .failed(failure, metrics)
-                    case .cancelled(let cancellation): happened = .cancelled(cancellation, metrics)
-                    case .completed: happened = .completed(metrics)
-                    case .skipped: happened = .skipped(metrics)
-                    }
+                if let event = try Self.event(
+                    kind: kind, of: id, in: sequence, attempts: attempts, snapshot: snapshot, at: at,
+                    enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt, result: result)
+                {
+                    events.append(event)
                 }
-                events.append(
-                    SharedEvent(
-                        operationID: id, sequenceName: CallSequence.Name(rawValue: sequence), kind: happened, date: at))
             }
             return LoggedEvents(events: events, cursor: next, more: rows.count >= limit)
         }
+    }
+
+    /// The terminal events of those of `ids` that ended, read from their rows: for streams that follow them where
+    /// the event log was not read (see ``SharedLink/followed(among:)``).
+    func endings(of ids: [UUID]) async throws -> [SharedEvent] {
+        guard !ids.isEmpty else { return [] }
+        return try await Self.mapping("reading outcomes") {
+            var events: [SharedEvent] = []
+            for row in try await read(
+                "reading outcomes",
+                """
+                SELECT id, sequence, state, attempts, snapshot, finished_at, enqueued_at, started_at, finished_at, result
+                FROM relay_operations WHERE id = ANY(\(ids)) AND state >= 3
+                """)
+            {
+                let (id, sequence, state, attempts, snapshot, at, enqueuedAt, startedAt, finishedAt, result) =
+                    try row.decode((UUID, String, Int16, Int32, Int64, Date, Date, Date?, Date?, ByteBuffer?).self)
+                if let event = try Self.event(
+                    kind: state, of: id, in: sequence, attempts: attempts, snapshot: snapshot, at: at,
+                    enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt, result: result)
+                {
+                    events.append(event)
+                }
+            }
+            return events
+        }
+    }
+
+    /// An event as the log records it, `kind` being the operation's state after it (the log's kinds are those
+    /// states); `nil` for a failure or cancellation whose result is gone (the operation was purged, or passed its
+    /// retention).
+    private static func event(
+        kind: Int16, of id: UUID, in sequence: String, attempts: Int32, snapshot: Int64, at: Date, enqueuedAt: Date,
+        startedAt: Date?, finishedAt: Date?, result: ByteBuffer?
+    ) throws -> SharedEvent? {
+        let metrics = CallMetrics(
+            enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt,
+            queueWait: startedAt.map { .seconds($0.timeIntervalSince(enqueuedAt)) }, attempts: Int(attempts))
+        let happened: CallEvent.Kind
+        switch kind {
+        case 0: happened = .enqueued(snapshot: UInt64(snapshot))
+        case 2: happened = .started(attempt: Int(attempts))
+        case 3: happened = .completed(metrics)
+        case 4: happened = .skipped(metrics)
+        default:
+            guard let result else { return nil }
+            switch try CallResult(encoded: Data(result.readableBytesView)) {
+            case .failed(let failure): happened = .failed(failure, metrics)
+            case .cancelled(let cancellation): happened = .cancelled(cancellation, metrics)
+            case .completed: happened = .completed(metrics)
+            case .skipped: happened = .skipped(metrics)
+            }
+        }
+        return SharedEvent(
+            operationID: id, sequenceName: CallSequence.Name(rawValue: sequence), kind: happened, date: at)
     }
 
     /// Deletes the events written before `age` ago, by the database's clock: a process follows the log as it grows,

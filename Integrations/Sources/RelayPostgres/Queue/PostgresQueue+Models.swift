@@ -163,50 +163,115 @@ extension PostgresQueue {
             """, on: connection)
     }
 
-    /// The document, and the version up to which it holds every change, read in one snapshot of the database.
-    func document() async throws -> (models: [String: [String: Data]], version: UInt64) {
+    /// The whole document, removals still kept included, each row with the version of the commit that last wrote it,
+    /// and the version up to which it holds every change (removals pruned through a later one included), read in one
+    /// snapshot of the database.
+    ///
+    /// - Parameter deadline: How long it may take, the queue's deadline unless given.
+    /// - Returns: The rows, and the version.
+    /// - Throws: ``RelayError/Code/storageFailure``.
+    func document(within deadline: Duration? = nil) async throws -> (rows: [SharedModelChange], version: UInt64) {
         try await Self.mapping("reading the document") {
-            try await transaction("reading the document") { connection in
+            try await transaction("reading the document", within: deadline) { connection in
                 _ = try await rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection)
-                var models: [String: [String: Data]] = [:]
+                var document: [SharedModelChange] = []
                 var version: UInt64 = 0
                 for (collection, id, encoded, written) in try await rows(
                     "SELECT collection, id, encoded, version FROM relay_models", on: connection
                 ).map({ try $0.decode((String, String, ByteBuffer?, Int64).self) }) {
                     version = max(version, UInt64(written))
-                    if let encoded { models[collection, default: [:]][id] = Data(encoded.readableBytesView) }
+                    document.append(Self.change(collection, id, encoded, version: written))
                 }
-                return (models, version)
+                // Removals pruned through a later commit are in this reading too: they are absent from it.
+                for pruned in try await rows("SELECT pruned_through FROM relay_model_horizon", on: connection)
+                    .map({ try $0.decode(Int64.self) })
+                {
+                    version = max(version, UInt64(pruned))
+                }
+                return (document, version)
             }
         }
     }
 
-    /// The document's changes after `version`, oldest first, at most `limit`: each model as it stands now, with the
-    /// version of the commit that last wrote it.
-    func documentChanges(after version: UInt64, limit: Int) async throws -> [SharedModelChange] {
+    /// A place among the document's rows, in the order a follower reads them: every row of an earlier version is
+    /// behind it, and of `version` itself every row when `collection` and `id` are `nil`, or those up to them.
+    struct DocumentCursor: Sendable, Hashable {
+        var version: UInt64
+        var collection: String?
+        var id: String?
+
+        /// After every row of `version` and before.
+        init(through version: UInt64) {
+            self.version = version
+        }
+
+        /// The version through which every row is behind the cursor.
+        var through: UInt64 { collection == nil ? version : version - 1 }
+    }
+
+    /// The document's changes after `cursor`, oldest first, at most `limit`, each model as it stands now with the
+    /// version of the commit that last wrote it; where the next read starts; and, read with them, the version up to
+    /// which removals were pruned.
+    ///
+    /// Commits become visible in the order of their numbers (they take them under the counters' row lock, held until
+    /// they end), so a read that is not full has every change through the last version it saw.
+    func documentChanges(
+        after cursor: DocumentCursor, limit: Int
+    ) async throws -> (changes: [SharedModelChange], cursor: DocumentCursor, prunedThrough: UInt64) {
         try await Self.mapping("reading the document's changes") {
-            try await read(
+            var changes: [SharedModelChange] = []
+            var prunedThrough: UInt64 = 0
+            var next = cursor
+            for row in try await read(
                 "reading the document's changes",
                 """
-                SELECT collection, id, encoded, version FROM relay_models WHERE version > \(Int64(version))
-                ORDER BY version LIMIT \(limit)
+                SELECT h.pruned_through, m.collection, m.id, m.encoded, m.version FROM relay_model_horizon h
+                LEFT JOIN LATERAL (
+                    SELECT collection, id, encoded, version FROM relay_models
+                    WHERE version > \(Int64(cursor.version)) OR (
+                        version = \(Int64(cursor.version))
+                        AND (collection, id) > (\(cursor.collection)::text, \(cursor.id)::text))
+                    ORDER BY version, collection, id LIMIT \(limit)
+                ) m ON true
                 """
-            ).map { row in
-                let (collection, id, encoded, written) = try row.decode((String, String, ByteBuffer?, Int64).self)
-                return SharedModelChange(
-                    ModelChange(collection: collection, id: id, encoded: encoded.map { Data($0.readableBytesView) }),
-                    version: UInt64(written))
+            ) {
+                let (pruned, collection, id, encoded, written) = try row.decode(
+                    (Int64, String?, String?, ByteBuffer?, Int64?).self)
+                prunedThrough = UInt64(pruned)
+                guard let collection, let id, let written else { continue }
+                changes.append(Self.change(collection, id, encoded, version: written))
+                next = DocumentCursor(through: UInt64(written))
+                (next.collection, next.id) = (collection, id)
             }
+            // A read that is not full has read every row of the versions it saw.
+            if changes.count < limit { next = DocumentCursor(through: next.version) }
+            return (changes, next, prunedThrough)
         }
     }
 
-    /// Deletes the rows of removed models older than `age`: every process has heard of them by then.
+    /// A row of `relay_models` as a change of the document.
+    private static func change(
+        _ collection: String, _ id: String, _ encoded: ByteBuffer?, version: Int64
+    ) -> SharedModelChange {
+        SharedModelChange(
+            ModelChange(collection: collection, id: id, encoded: encoded.map { Data($0.readableBytesView) }),
+            version: UInt64(version))
+    }
+
+    /// Deletes the rows of removed models older than `age`, by which time every process in touch has heard of them,
+    /// and moves the horizon past them: a process behind it reads the whole document again.
     func pruneRemovedModels(olderThan age: Duration) async throws {
         _ = try await write(
             "pruning removed models",
             """
-            DELETE FROM relay_models
-            WHERE encoded IS NULL AND changed_at < now() - make_interval(secs => \(age.seconds))
+            WITH pruned AS (
+                DELETE FROM relay_models
+                WHERE encoded IS NULL AND changed_at < now() - make_interval(secs => \(age.seconds))
+                RETURNING version
+            )
+            UPDATE relay_model_horizon
+            SET pruned_through = GREATEST(pruned_through, (SELECT max(version) FROM pruned))
+            WHERE EXISTS (SELECT 1 FROM pruned)
             """)
     }
 }

@@ -86,9 +86,10 @@ struct PostgresQueue: Sendable {
     /// between the two leaves an answer for what never happened; so every write of the queue runs in a transaction
     /// of its own (``write(_:_:)`` for one statement), whose `COMMIT` is answered once it is durable.
     func transaction<Value: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+        _ what: String, within deadline: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await withConnection(what) { connection in
+        try await withConnection(what, within: deadline) { connection in
             try await guards.guarding(connection).transaction(logger: logger) { try await body(connection) }
         }
     }
@@ -110,9 +111,10 @@ struct PostgresQueue: Sendable {
     /// minute or more later; the deadline abandons the request instead. A query already sent is abandoned too, and
     /// its connection closed (see ``PostgresQueryGuard``).
     private func withConnection<Value: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+        _ what: String, within deadline: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await PostgresDeadline.run(what, within: deadline, sleeping: sleep) {
+        try await PostgresDeadline.run(what, within: deadline ?? self.deadline, sleeping: sleep) {
             try await Self.mapping(what) {
                 // A pool learns that a connection closed a moment after it stopped, and may lend it until then; the
                 // call sent nothing on it, and asks again once the pool knows.
