@@ -93,17 +93,15 @@ extension PostgresQueue {
         let rows = plan.rows
         _ = try await self.rows(
             """
-            INSERT INTO relay_operations (
-                id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at,
-                destination)
+            INSERT INTO relay_operations
+                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at)
             SELECT id, sequence, \(snapshot), ordinal, priority, state, blockers, run_anyway, body,
-                NULLIF(result, '\\x'::bytea), CASE WHEN state >= 3 THEN now() END, destination
+                NULLIF(result, '\\x'::bytea), CASE WHEN state >= 3 THEN now() END
             FROM unnest(
                 \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
                 \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[], \(rows.map(\.blockers))::integer[],
-                \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[],
-                \(rows.map(\.destination))::text[]
-            ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result, destination)
+                \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[]
+            ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result)
             """, on: connection)
         let starts = rows.compactMap { row in startTimes[row.id].map { (row.id, $0) } }
         if !starts.isEmpty {
@@ -166,7 +164,7 @@ extension PostgresQueue {
                     \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
                     \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
                     \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[],
-                    \(rows.map(\.destination))::text[], \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
+                    \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
                     \(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[])
                 """, on: connection
             ).first?.decode((Int64, Bool).self)
