@@ -7,8 +7,10 @@ extension PostgresSchema {
     static let completeFunction = completeFunction(lookingForDependents: false)
 
     /// The text of `relay_complete`; when `lookingForDependents` (schema version 10 on), the release of dependents
-    /// runs only when an ended operation has one, which an index look-up tells at a fraction of the release's cost.
-    static func completeFunction(lookingForDependents: Bool) -> String {
+    /// runs only when an ended operation has one, which an index look-up tells at a fraction of the release's cost;
+    /// when `markingOnline` (schema version 14 on), the destinations of the ended operations are offline no more:
+    /// they answered.
+    static func completeFunction(lookingForDependents: Bool, markingOnline: Bool = false) -> String {
         """
         CREATE OR REPLACE FUNCTION relay_complete(
             outcome_ids uuid[], outcome_owners uuid[], outcome_attempts integer[], outcome_states smallint[],
@@ -53,6 +55,7 @@ extension PostgresSchema {
                 PERFORM pg_notify('relay_ready', '');
             END IF;
             \(lookingForDependents ? "END IF;" : "")
+            \(markingOnline ? onlineAgain : "")
             PERFORM pg_notify('relay_finished', chunk.ids)
             FROM (
                 SELECT string_agg(upper(id::text), ',') AS ids
@@ -67,6 +70,22 @@ extension PostgresSchema {
         """
     }
 
+    /// The statement of `relay_complete` that takes the ended operations' destinations off the offline ones: the
+    /// operations waiting for them may be claimed again.
+    private static let onlineAgain = """
+        IF EXISTS (SELECT 1 FROM relay_destinations) THEN
+                    WITH online AS (
+                        DELETE FROM relay_destinations d USING relay_operations o
+                        WHERE o.id = ANY(done) AND d.destination = o.destination
+                        RETURNING 1
+                    )
+                    SELECT count(*) > 0 INTO ready FROM online;
+                    IF ready THEN
+                        PERFORM pg_notify('relay_ready', '');
+                    END IF;
+                END IF;
+        """
+
     /// `relay_enqueue`: a commit that names no stored operation, in one call.
     ///
     /// It takes the commit's snapshot number under the counters' lock, as every enqueue does first; then, if none of
@@ -78,14 +97,16 @@ extension PostgresSchema {
     /// the event log: the process that enqueued announces its operations itself.
     static let enqueueFunction = enqueueFunction(namingEnqueuer: false)
 
-    /// The text of `relay_enqueue`, with its first argument the process that enqueues when `namingEnqueuer`.
-    static func enqueueFunction(namingEnqueuer: Bool) -> String {
+    /// The text of `relay_enqueue`, with its first argument the process that enqueues when `namingEnqueuer`, and the
+    /// operations' destinations after their bodies when `withDestinations` (schema version 14 on).
+    static func enqueueFunction(namingEnqueuer: Bool, withDestinations: Bool = false) -> String {
         """
         CREATE OR REPLACE FUNCTION relay_enqueue(
             \(namingEnqueuer ? "enqueuer uuid," : "")
             operation_ids uuid[], operation_sequences text[], operation_ordinals integer[],
             operation_priorities bigint[], operation_states smallint[], operation_blockers integer[],
-            operation_run_anyway boolean[], operation_bodies bytea[], link_dependencies uuid[],
+            operation_run_anyway boolean[], operation_bodies bytea[],
+            \(withDestinations ? "operation_destinations text[]," : "") link_dependencies uuid[],
             link_dependents uuid[], start_ids uuid[], start_times timestamptz[],
             OUT commit_snapshot bigint, OUT commit_written boolean
         ) LANGUAGE plpgsql AS $$
@@ -100,13 +121,15 @@ extension PostgresSchema {
                 RETURN;
             END IF;
             INSERT INTO relay_operations
-                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, available_at)
+                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, available_at
+                \(withDestinations ? ", destination" : ""))
             SELECT r.id, r.sequence, commit_snapshot, r.ordinal, r.priority, r.state, r.blockers, r.run_anyway,
-                r.body, starts.at
+                r.body, starts.at \(withDestinations ? ", r.destination" : "")
             FROM unnest(
                 operation_ids, operation_sequences, operation_ordinals, operation_priorities, operation_states,
                 operation_blockers, operation_run_anyway, operation_bodies
-            ) AS r (id, sequence, ordinal, priority, state, blockers, run_anyway, body)
+                \(withDestinations ? ", operation_destinations" : "")
+            ) AS r (id, sequence, ordinal, priority, state, blockers, run_anyway, body \(withDestinations ? ", destination" : ""))
             LEFT JOIN unnest(start_ids, start_times) AS starts (id, at) ON starts.id = r.id;
             INSERT INTO relay_dependencies (dependency, dependent)
             SELECT * FROM unnest(link_dependencies, link_dependents);

@@ -249,5 +249,6 @@ public enum PostgresSchema {
         Migration(summary: "the fleet's document: relations, by the models they name", statements: relationStatements),
         Migration(
             summary: "the fleet's document: pruned removals, rows in reading order", statements: horizonStatements),
+        Migration(summary: "offline destinations, kept for the whole fleet", statements: destinationStatements),
     ]
 }

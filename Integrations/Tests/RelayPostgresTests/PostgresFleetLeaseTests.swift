@@ -39,11 +39,13 @@ struct PostgresFleetLeaseTests {
                 let operation = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
                 let handle = try await point.enqueue(operation)
                 await gate.waitForArrivals(1)
-                // Another process took the operation over, as if this one's lease had expired.
+                // Another process took the operation over, as if this one's lease had expired, under a lease of its own
+                // that outlasts the test, so that no process reclaims it meanwhile.
                 let other = UUID()
                 try await Self.execute(
                     """
-                    UPDATE relay_operations SET owner = '\(other.uuidString)', attempts = attempts + 1
+                    UPDATE relay_operations SET owner = '\(other.uuidString)', attempts = attempts + 1,
+                        lease_until = now() + interval '1 hour'
                     WHERE id = '\(operation.id.uuidString)'
                     """, in: database)
                 await stopped.wait()

@@ -6,13 +6,18 @@ extension PipelineStateMachine {
     /// The operation's destination could not be reached.
     ///
     /// The attempt is given back and the operation waits for its destination; the lane's other destinations go on.
-    /// Past the free rounds, the attempt is spent instead.
+    /// Past the free rounds, the attempt is spent instead. On a shared store, the operation goes back to the store,
+    /// which keeps the destination offline for every process and probes it (see ``SharedStorage``).
     mutating func goOffline(
         _ slot: Int32, lane l: Int, reason: String, response: CallResponse?, now: Int64,
         into actions: inout PipelineActions
     ) {
         if graph[slot].cancelRequested {
             finish(slot, .cancelled(.requested), now: now, into: &actions)
+            return
+        }
+        if sharing {
+            handOfflineToStore(slot, lane: l, now: now, into: &actions)
             return
         }
         let strikes = lanes[l].offline.strikes(of: slot)
@@ -29,6 +34,24 @@ extension PipelineStateMachine {
         }
         park(slot, lane: l, at: operation.destination, reason: reason, now: now, into: &actions)
         reevaluate(slot, now: now, into: &actions)
+    }
+
+    /// Gives an operation whose destination did not answer back to the shared store, its attempt uncounted: it waits
+    /// there without its sequence's slot, so that the sequence's other destinations go on in every process, until a
+    /// probe of its destination answers; past its retry policy's `maximumElapsed` since its first attempt, it fails.
+    private mutating func handOfflineToStore(
+        _ slot: Int32, lane l: Int, now: Int64, into actions: inout PipelineActions
+    ) {
+        if let (end, limit) = elapsedLimit(of: slot), end <= now {
+            failOffline(slot, lane: l, limit: limit, now: now, into: &actions)
+            return
+        }
+        graph[slot].attempts -= 1
+        if recording {
+            let id = graph[slot].record.operation.id
+            actions.records.append(.attemptReturned(id, attempts: Int(graph[slot].attempts), sent: true))
+        }
+        handToStore(slot, now: now, into: &actions)
     }
 
     /// A ready operation about to start whose destination is offline waits for it instead, unstarted; returns whether
@@ -62,15 +85,12 @@ extension PipelineStateMachine {
     /// has passed since its first attempt; if its destination's probe sends it, the probe falls due at its time.
     mutating func reevaluateWhileOffline(_ slot: Int32, lane l: Int, now: Int64, into actions: inout PipelineActions) {
         var wakeAt = Int64.max
-        if let limit = graph[slot].record.operation.retryPolicy.maximumElapsed,
-            graph[slot].firstStartedAt != OperationSlot.never
-        {
-            let (end, overflow) = graph[slot].firstStartedAt.addingReportingOverflow(limit.relayNanoseconds)
-            if !overflow, end <= now {
+        if let (end, limit) = elapsedLimit(of: slot) {
+            if end <= now {
                 failOffline(slot, lane: l, limit: limit, now: now, into: &actions)
                 return
             }
-            if !overflow { wakeAt = end }
+            wakeAt = end
         }
         if let probeAt = lanes[l].offline.nextProbe(sending: slot) {
             if probeAt <= now {
@@ -81,6 +101,16 @@ extension PipelineStateMachine {
             }
         }
         if wakeAt != .max { wake(slot, at: wakeAt, into: &actions) }
+    }
+
+    /// When the operation's retry policy's `maximumElapsed` since its first attempt has passed, with that limit;
+    /// `nil` when it has none, or has not started.
+    private func elapsedLimit(of slot: Int32) -> (end: Int64, limit: Duration)? {
+        guard let limit = graph[slot].record.operation.retryPolicy.maximumElapsed,
+            graph[slot].firstStartedAt != OperationSlot.never
+        else { return nil }
+        let (end, overflow) = graph[slot].firstStartedAt.addingReportingOverflow(limit.relayNanoseconds)
+        return overflow ? nil : (end, limit)
     }
 
     private mutating func failOffline(
@@ -129,8 +159,11 @@ extension PipelineStateMachine {
 
 extension CallOperation {
     /// Where the operation's calls go, as offline tracking tells destinations apart: an HTTP call's scheme, host and
-    /// port, and for other kinds the kind.
-    var destination: String {
+    /// port, as in `https://api.example.com:443`, and for other kinds the kind.
+    ///
+    /// A shared store keeps it with the operation, so that no process claims an operation whose destination is
+    /// offline.
+    public var destination: String {
         guard kind == .http, let call = try? decodedHTTPCall() else { return kind.rawValue }
         return call.url.origin
     }

@@ -17,6 +17,13 @@ extension StorageRecord {
         return date
     }
 
+    /// Whether the attempt that an `attemptReturned` record gives back had sent its request, which got no answer:
+    /// its destination was offline; `nil` for other kinds.
+    public var returnedUnanswered: Bool? {
+        guard case .attemptReturned(_, _, let sent) = change else { return nil }
+        return sent
+    }
+
     /// The terminal state a `finished` record reports; `nil` for other kinds.
     public var result: CallResult? {
         guard case .finished(_, let result, _, _, _) = change else { return nil }

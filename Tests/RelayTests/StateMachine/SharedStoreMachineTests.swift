@@ -137,6 +137,23 @@ struct SharedStoreMachineTests {
         #expect(!test.machine.followsSharedEvents, "nothing left to follow")
     }
 
+    @Test("S9/S28: on a shared store, an attempt whose destination is offline gives its operation back to the store")
+    func offlineHandedToStore() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let offline = CallOperation(kind: "noop")
+        let next = CallOperation(kind: "noop")
+        _ = try test.enqueue([offline, next], now: 0)
+        let (worker, job) = try test.spawnAndStart()
+        _ = test.takeActions()
+        let ended = PipelineStateMachine.EndedAttempt(slot: job.slot, end: .outcome(.offline(reason: "refused")))
+        #expect(test.startNext(worker, ended: [ended], now: 0) == next.id, "the lane's slot is free at once")
+        let actions = test.takeActions()
+        #expect(actions.effects.handedToStore.map(\.id) == [offline.id])
+        let returned = try #require(actions.records.first { $0.kind == .attemptReturned })
+        #expect(returned.operationID == offline.id && returned.returnedUnanswered == true)
+        #expect(test.lookup(offline.id) == nil, "the store keeps it, and the destination, for the fleet")
+    }
+
     @Test("S21: on a shared store, what a completing attempt staged rides on its end's record, for the store to commit")
     func stagedChangesRideOnTheEnd() throws {
         var test = try MachineUnderTest(bunchSize: 1, sharing: true)

@@ -7,8 +7,8 @@ extension PostgresFleetStorage {
     /// Everything a fleet's database holds of operations and sequences, read in one snapshot while the fleet runs,
     /// and the operations that run now: what a tool such as the `relay` command shows.
     ///
-    /// It changes nothing, and creates nothing in a database that Relay has not set up, which holds nothing. Models
-    /// are not in it: the fleet's store keeps none yet.
+    /// It changes nothing, and creates nothing in a database that Relay has not set up, which holds nothing. The
+    /// document is not in it: a DataPoint opened on the database holds that.
     ///
     /// - Parameters:
     ///   - client: A running client of the database.

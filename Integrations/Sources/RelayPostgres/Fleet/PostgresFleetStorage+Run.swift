@@ -28,6 +28,7 @@ extension PostgresFleetStorage {
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
                     try await self.forgetUnrecordedChanges()
+                    _ = try await self.queue.failOverdue()
                     try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
                     try await self.queue.pruneRemovedModels(olderThan: self.options.eventRetention)
                     if let retention = self.retention.withLock({ $0 }) { try await self.queue.prune(retention) }
@@ -38,6 +39,7 @@ extension PostgresFleetStorage {
                     self.wakeClaims()
                     self.wakeEvents(for: link, always: true)
                     self.wakeDocument()
+                    try await self.probeOffline(for: link)
                     try await self.settleAwaited(link.awaited, for: link)
                 }
             }
@@ -60,36 +62,57 @@ extension PostgresFleetStorage {
                 do {
                     let claims = try await queue.claim(
                         owner: owner, sequences: sequences, limit: room, lease: options.lease)
-                    held.withLock { held in
-                        for claim in claims { held[claim.operation.id] = PostgresHeldClaim(attempt: claim.attempt) }
-                    }
-                    let runs = claims.filter { !$0.cancelRequested }
-                    let ranHere = link.run(
-                        runs.map { claim in
-                            StoredOperation(
-                                operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
-                                enqueuedAt: claim.enqueuedAt, firstStartedAt: claim.firstStartedAt)
-                        })
-                    // Recorded under the new claims rather than run: outcomes given up while the database was out of
-                    // reach, their operations claimed here again, and operations cancelled while an earlier claim
-                    // ran them.
-                    let cancelled = claims.filter(\.cancelRequested).map {
-                        ($0.operation.id, CallResult.cancelled(.requested))
-                    }
-                    let recorded = ranHere.map { ($0.key, $0.value) } + cancelled
-                    if !recorded.isEmpty {
-                        let unrecorded = unrecordedChanges.withLock { changes in
-                            recorded.map { changes.removeValue(forKey: $0.0) ?? [] }
-                        }
-                        await applyPersistently(
-                            zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1) })
-                    }
+                    await take(claims, for: link)
                     more = claims.count >= room
                 } catch {
                     guard !Task.isCancelled else { return }
                     logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
                     more = false
                 }
+            }
+        }
+    }
+
+    /// Holds claims, and hands them to the DataPoint to run.
+    private func take(_ claims: [PostgresQueue.Claim], for link: SharedLink) async {
+        held.withLock { held in
+            for claim in claims {
+                held[claim.operation.id] = PostgresHeldClaim(
+                    attempt: claim.attempt, offlineLimit: claim.operation.retryPolicy.maximumElapsed)
+            }
+        }
+        let runs = claims.filter { !$0.cancelRequested }
+        let ranHere = link.run(
+            runs.map { claim in
+                StoredOperation(
+                    operation: claim.operation, snapshot: claim.snapshot, attempts: claim.attempt - 1,
+                    enqueuedAt: claim.enqueuedAt, firstStartedAt: claim.firstStartedAt)
+            })
+        // Recorded under the new claims rather than run: outcomes given up while the database was out of reach, their
+        // operations claimed here again, and operations cancelled while an earlier claim ran them.
+        let cancelled = claims.filter(\.cancelRequested).map { ($0.operation.id, CallResult.cancelled(.requested)) }
+        let recorded = ranHere.map { ($0.key, $0.value) } + cancelled
+        guard !recorded.isEmpty else { return }
+        let unrecorded = unrecordedChanges.withLock { changes in
+            recorded.map { changes.removeValue(forKey: $0.0) ?? [] }
+        }
+        await applyPersistently(
+            zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1) })
+    }
+
+    /// Probes the offline destinations whose probes are due, each by one of its operations claimed here, unless no
+    /// operation waits for it any more; a destination this process cannot probe (its sequences are full, or not
+    /// registered here) is left for another.
+    private func probeOffline(for link: SharedLink) async throws {
+        let sequences = link.sequences
+        guard !sequences.isEmpty else { return }
+        for destination in try await queue.dueProbes(limit: 8) {
+            let claims = try await queue.claim(
+                owner: owner, sequences: sequences, limit: 1, lease: options.lease, probing: destination)
+            if claims.isEmpty {
+                try await queue.forgetIdle(destination)
+            } else {
+                await take(claims, for: link)
             }
         }
     }
@@ -200,6 +223,7 @@ extension PostgresFleetStorage {
         var outcomes: [PostgresQueue.Outcome] = []
         var interrupted: [UUID] = []
         var retries: [(id: UUID, attempt: Int, at: Date)] = []
+        var offline: [(id: UUID, claim: PostgresHeldClaim)] = []
         for write in writes {
             switch write {
             case .configure(let sequence):
@@ -212,7 +236,10 @@ extension PostgresFleetStorage {
                 }
                 guard let claim, attempt > claim.attempt else { continue }
                 let kept = try await queue.advance(id, owner: owner, to: attempt)
-                held.withLock { $0[id] = kept ? PostgresHeldClaim(attempt: attempt, began: true) : nil }
+                held.withLock { held in
+                    held[id] =
+                        kept ? PostgresHeldClaim(attempt: attempt, began: true, offlineLimit: claim.offlineLimit) : nil
+                }
             case .finished(let id, let result, let changes):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
                 outcomes.append(
@@ -223,6 +250,9 @@ extension PostgresFleetStorage {
             case .retry(let id, let date):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
                 retries.append((id, claim.attempt, date))
+            case .offline(let id):
+                guard let claim = held.withLock({ $0[id] }) else { continue }
+                offline.append((id, claim))
             }
         }
         if !outcomes.isEmpty {
@@ -253,6 +283,11 @@ extension PostgresFleetStorage {
         for retry in retries {
             _ = try await queue.giveBack(retry.id, owner: owner, attempt: retry.attempt, until: retry.at)
             held.withLock { $0[retry.id] = nil }
+            wakeClaims()
+        }
+        for (id, claim) in offline {
+            _ = try await queue.goOffline(id, owner: owner, attempt: claim.attempt, limit: claim.offlineLimit)
+            held.withLock { $0[id] = nil }
             wakeClaims()
         }
     }

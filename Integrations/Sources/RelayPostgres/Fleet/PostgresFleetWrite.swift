@@ -11,6 +11,9 @@ enum PostgresFleetWrite: Sendable, Equatable {
     case finished(UUID, CallResult, changes: [ModelChange])
     /// Shutdown interrupted the attempt: the claim goes back with the attempt counted.
     case interrupted(UUID)
+    /// The attempt's destination did not answer: the claim goes back with the attempt uncounted, and the destination
+    /// is offline for the whole fleet until a probe of it gets an answer.
+    case offline(UUID)
     /// The attempt asked for a retry: the claim goes back with the attempt counted, to be claimed again from then on,
     /// and its sequence's slot is free meanwhile.
     case retry(UUID, at: Date)
@@ -30,6 +33,9 @@ enum PostgresFleetWrite: Sendable, Equatable {
         case .interrupted:
             guard let id = record.operationID else { return nil }
             self = .interrupted(id)
+        case .attemptReturned:
+            guard let id = record.operationID, record.returnedUnanswered == true else { return nil }
+            self = .offline(id)
         case .retryScheduled:
             guard let id = record.operationID, let date = record.retryDate else { return nil }
             self = .retry(id, at: date)
@@ -39,8 +45,10 @@ enum PostgresFleetWrite: Sendable, Equatable {
     }
 }
 
-/// A claim this process holds: the attempt that fences the operation's outcome, and whether an attempt began here.
+/// A claim this process holds: the attempt that fences the operation's outcome, whether an attempt began here, and
+/// the operation's retry policy's `maximumElapsed`, which bounds how long it may wait for an offline destination.
 struct PostgresHeldClaim: Sendable, Hashable {
     var attempt: Int
     var began = false
+    var offlineLimit: Duration?
 }

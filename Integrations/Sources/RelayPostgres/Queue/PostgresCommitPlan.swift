@@ -17,6 +17,8 @@ struct PostgresCommitPlan {
         var blockers: Int
         let runAnyway: Bool
         let body: ByteBuffer
+        /// Where its calls go (``Relay/CallOperation/destination``).
+        let destination: String
         /// The encoded result of an operation added terminal; empty otherwise.
         var result: ByteBuffer
         let dependencies: [UUID]
@@ -116,6 +118,7 @@ struct PostgresCommitPlan {
                 id: operation.id, sequence: operation.sequenceName.rawValue, ordinal: ordinal,
                 priority: operation.priority, state: state.rawValue, blockers: cancellation == nil ? blockers : 0,
                 runAnyway: operation.onDependencyFailure == .runAnyway, body: ByteBuffer(bytes: operation.encoded()),
+                destination: operation.destination,
                 result: cancellation.map { ByteBuffer(bytes: CallResult.cancelled($0).encoded()) } ?? ByteBuffer(),
                 dependencies: Array(operation.dependencies))
         }

@@ -93,15 +93,17 @@ extension PostgresQueue {
         let rows = plan.rows
         _ = try await self.rows(
             """
-            INSERT INTO relay_operations
-                (id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at)
+            INSERT INTO relay_operations (
+                id, sequence, snapshot, ordinal, priority, state, blockers, run_anyway, body, result, finished_at,
+                destination)
             SELECT id, sequence, \(snapshot), ordinal, priority, state, blockers, run_anyway, body,
-                NULLIF(result, '\\x'::bytea), CASE WHEN state >= 3 THEN now() END
+                NULLIF(result, '\\x'::bytea), CASE WHEN state >= 3 THEN now() END, destination
             FROM unnest(
                 \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
                 \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[], \(rows.map(\.blockers))::integer[],
-                \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[]
-            ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result)
+                \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[], \(rows.map(\.result))::bytea[],
+                \(rows.map(\.destination))::text[]
+            ) AS row (id, sequence, ordinal, priority, state, blockers, run_anyway, body, result, destination)
             """, on: connection)
         let starts = rows.compactMap { row in startTimes[row.id].map { (row.id, $0) } }
         if !starts.isEmpty {
@@ -164,7 +166,7 @@ extension PostgresQueue {
                     \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
                     \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
                     \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[],
-                    \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
+                    \(rows.map(\.destination))::text[], \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
                     \(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[])
                 """, on: connection
             ).first?.decode((Int64, Bool).self)

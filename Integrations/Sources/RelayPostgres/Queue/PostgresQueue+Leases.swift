@@ -110,7 +110,11 @@ extension PostgresQueue {
                     UPDATE relay_operations o
                     SET state = 1, owner = NULL, lease_until = NULL, attempts = o.attempts - \(uncount)\(start ?? "")
                     FROM chosen WHERE o.id = chosen.id
-                    RETURNING o.id, o.sequence
+                    RETURNING o.id, o.sequence, o.destination
+                ), online AS (
+                    -- A retry got an answer: its destination is offline no more.
+                    DELETE FROM relay_destinations d USING back
+                    WHERE \(availableAt != nil) AND d.destination = back.destination
                 ), freed AS (
                     UPDATE relay_sequences s SET running = s.running - c.n
                     FROM (SELECT sequence, count(*)::integer AS n FROM back GROUP BY sequence) c

@@ -71,6 +71,13 @@ extension PostgresQueue {
             }
             try await passOn(ended, on: connection)
             try await free(freed, on: connection)
+            // A failure the destination answered brings it back; one of an operation that waited too long for it
+            // does not.
+            let answered = outcomes.filter { outcome in
+                guard case .failed(let failure) = outcome.result else { return false }
+                return failure.cause != .offlineTooLong
+            }.map(\.id)
+            try await markOnline(answered.filter(Set(ended[.failed] ?? []).contains), on: connection)
             return Set(ended.values.joined())
         }
     }
@@ -172,18 +179,22 @@ extension PostgresQueue {
         try await announce(ready: ready, finished: finished, on: connection)
     }
 
+    /// Takes the row of operation `id`'s sequence, first as the fleet's lock order says, before the operation's own.
+    func lockSequence(of id: UUID, on connection: PostgresConnection) async throws {
+        _ = try await rows(
+            """
+            SELECT 1 FROM relay_sequences
+            WHERE name = (SELECT sequence FROM relay_operations WHERE id = \(id)) FOR UPDATE
+            """, on: connection)
+    }
+
     /// Returns an operation to pending for another attempt at `at` (now when `nil`), if `owner` still holds it for
     /// `attempt`.
     ///
     /// - Returns: Whether the retry was recorded; `false` when the lease was lost.
     func retry(_ id: UUID, owner: UUID, attempt: Int, at date: Date?) async throws -> Bool {
         try await transaction("scheduling a retry") { connection in
-            // The fleet's lock order: the sequence's row first, then the operation's.
-            _ = try await rows(
-                """
-                SELECT 1 FROM relay_sequences
-                WHERE name = (SELECT sequence FROM relay_operations WHERE id = \(id)) FOR UPDATE
-                """, on: connection)
+            try await lockSequence(of: id, on: connection)
             var recorded = false
             for _ in try await rows(
                 """

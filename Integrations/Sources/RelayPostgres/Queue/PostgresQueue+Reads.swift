@@ -73,18 +73,19 @@ extension PostgresQueue {
                     o.enqueued_at, o.started_at, o.finished_at, CASE WHEN o.state >= 3 THEN o.result END,
                     s.name IS NOT NULL, coalesce(s.suspensions, 0) + (SELECT suspensions FROM relay_counters),
                     coalesce(s.commit_graph, false) AND o.snapshot > (
-                        SELECT min(snapshot) FROM relay_operations WHERE sequence = o.sequence AND state < 3)
+                        SELECT min(snapshot) FROM relay_operations WHERE sequence = o.sequence AND state < 3),
+                    (SELECT d.reason FROM relay_destinations d WHERE d.destination = o.destination)
                 FROM relay_operations o LEFT JOIN relay_sequences s ON s.name = o.sequence
                 WHERE o.id = \(id)
                 """)
             {
                 let (
                     sequence, snapshot, rawState, blockers, attempts, held, availableAt, enqueuedAt, startedAt,
-                    finishedAt, result, registered, suspensions, gated
+                    finishedAt, result, registered, suspensions, gated, offline
                 ) = try row.decode(
                     (
                         String, Int64, Int16, Int32, Int32, Bool?, Date?, Date, Date?, Date?, ByteBuffer?, Bool, Int32,
-                        Bool?
+                        Bool?, String?
                     ).self)
                 guard let phase = PostgresOperationState(rawValue: rawState) else {
                     throw RelayError(.corruptStore, "operation \(id) has state \(rawState), which no Relay writes")
@@ -101,6 +102,8 @@ extension PostgresQueue {
                         state = .pending(.sequenceNotRegistered(name))
                     } else if gated == true {
                         state = .pending(.earlierCommit)
+                    } else if let offline {
+                        state = .pending(.offline(offline))
                     } else {
                         state = .pending(suspensions > 0 ? .suspended : .ready)
                     }

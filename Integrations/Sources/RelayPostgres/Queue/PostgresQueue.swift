@@ -153,9 +153,12 @@ struct PostgresQueue: Sendable {
     /// Claims up to `limit` operations of each sequence that has free slots, in start order, each for one attempt
     /// under a lease of `lease` from now; only of `sequences` when given.
     ///
+    /// Operations whose destination is offline are passed over; with `probing`, an offline destination whose probe
+    /// is due, one operation of it is claimed instead, as its probe, which holds the destination for the lease.
+    ///
     /// - Returns: The claims, each sequence's in start order.
     func claim(
-        owner: UUID, sequences: [CallSequence.Name]? = nil, limit: Int, lease: Duration
+        owner: UUID, sequences: [CallSequence.Name]? = nil, limit: Int, lease: Duration, probing: String? = nil
     ) async throws -> [Claim] {
         let names = sequences?.map(\.rawValue)
         return try await Self.mapping("claiming operations") {
@@ -175,12 +178,19 @@ struct PostgresQueue: Sendable {
                         SELECT id FROM relay_operations
                         WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
                             AND (held_until IS NULL OR held_until <= now())
+                            AND CASE WHEN \(probing)::text IS NULL THEN destination IS NULL OR NOT EXISTS (
+                                SELECT 1 FROM relay_destinations d WHERE d.destination = relay_operations.destination)
+                            ELSE destination = \(probing)::text AND EXISTS (
+                                SELECT 1 FROM relay_destinations d
+                                WHERE d.destination = \(probing)::text AND d.probe_at <= now())
+                            END
                             AND (NOT open.commit_graph OR snapshot <= (
                                 SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
                         ORDER BY priority DESC, snapshot, ordinal
                         LIMIT open.free
                         FOR UPDATE
                     ) o
+                    LIMIT CASE WHEN \(probing)::text IS NULL THEN NULL ELSE 1 END
                 ), claimed AS (
                     UPDATE relay_operations o
                     SET state = 2, owner = \(owner), attempts = o.attempts + 1,
@@ -193,6 +203,10 @@ struct PostgresQueue: Sendable {
                     UPDATE relay_sequences s SET running = s.running + c.n
                     FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
                     WHERE s.name = c.sequence
+                ), probe AS (
+                    UPDATE relay_destinations SET prober = \(owner),
+                        probe_at = now() + make_interval(secs => \(lease.seconds))
+                    WHERE destination = \(probing)::text AND EXISTS (SELECT 1 FROM claimed)
                 )
                 SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM claimed
                 ORDER BY sequence, priority DESC, snapshot, ordinal
