@@ -178,8 +178,11 @@ struct PostgresQueue: Sendable {
                         SELECT id FROM relay_operations
                         WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
                             AND (held_until IS NULL OR held_until <= now())
-                            AND CASE WHEN \(probing)::text IS NULL THEN destination IS NULL OR NOT EXISTS (
-                                SELECT 1 FROM relay_destinations d WHERE d.destination = relay_operations.destination)
+                            AND CASE WHEN \(probing)::text IS NULL THEN
+                                -- Read once a statement: with no destination offline, no row looks one up.
+                                NOT EXISTS (SELECT 1 FROM relay_destinations) OR destination IS NULL OR NOT EXISTS (
+                                    SELECT 1 FROM relay_destinations d
+                                    WHERE d.destination = relay_operations.destination)
                             ELSE destination = \(probing)::text AND EXISTS (
                                 SELECT 1 FROM relay_destinations d
                                 WHERE d.destination = \(probing)::text AND d.probe_at <= now())
