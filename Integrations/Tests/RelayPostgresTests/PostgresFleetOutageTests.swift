@@ -145,7 +145,8 @@ struct PostgresFleetOutageTests {
     @Test("S31: a DataPoint stops within its deadlines while the database refuses connections; its work runs again")
     func stopWhileRefused() async throws {
         var options = Fleet.options()
-        options.deadline = .seconds(1)
+        // Short enough to bound the stop, long enough for a loaded machine's enqueue.
+        options.deadline = .seconds(3)
         options.lease = .seconds(2)
         try await TestDatabase.with { [options] client, database in
             let gate = Gate()

@@ -77,6 +77,7 @@ struct PostgresSchemaTests {
     func migrationWaitEnds() async throws {
         try await TestDatabase.with { client, _ in
             let (released, release) = AsyncStream<Void>.makeStream()
+            let (locked, lock) = AsyncStream<Void>.makeStream()
             let clock = ManualClock()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // Another process's migration: the lock taken, its transaction open until the test releases it.
@@ -84,9 +85,12 @@ struct PostgresSchemaTests {
                     try await client.withTransaction(logger: TestDatabase.logger) { connection in
                         try await connection.query(
                             "SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: connection.logger)
+                        lock.finish()
                         for await _ in released { break }
                     }
                 }
+                // The lock is the other process's before this one asks for it.
+                for await _ in locked {}
                 let error = await #expect(throws: RelayError.self) {
                     try await withThrowingTaskGroup(of: Void.self) { attempt in
                         attempt.addTask {
@@ -117,7 +121,7 @@ struct PostgresSchemaTests {
     /// The key of the lock that migrations take: "relay" in ASCII.
     private static let migrationLock: Int64 = 0x72_656c_6179
 
-    /// Returns once a session of the database waits for an advisory lock.
+    /// Returns once a session of the test's database waits for an advisory lock.
     ///
     /// The database tells no one that a session waits for a lock, so a statement of its own looks until one does, for
     /// at most 30 seconds.
@@ -127,7 +131,10 @@ struct PostgresSchemaTests {
             try await connection.query(
                 """
                 DO $$ BEGIN
-                    WHILE NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) LOOP
+                    WHILE NOT EXISTS (
+                        SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                        WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()
+                    ) LOOP
                         PERFORM pg_sleep(0.01);
                     END LOOP;
                 END $$

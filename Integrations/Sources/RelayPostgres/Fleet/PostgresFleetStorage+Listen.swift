@@ -62,7 +62,12 @@ extension PostgresFleetStorage {
         try await settleAwaited(link.awaited, for: link)
         try await cancelRequested(for: link)
         try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { for try await _ in ready { self.wakeClaims() } }
+            group.addTask {
+                for try await note in ready {
+                    if note.payload == PostgresQueue.offlineNotice { self.offlineKnown.withLock { $0 = true } }
+                    self.wakeClaims()
+                }
+            }
             group.addTask { for try await _ in events { self.wakeEvents(for: link, always: false) } }
             group.addTask { for try await _ in document { self.wakeDocument() } }
             group.addTask {

@@ -28,7 +28,8 @@ extension PostgresFleetStorage {
                     if try await !self.queue.reclaimExpired().isEmpty { self.wakeClaims() }
                     try await self.cancelRequested(for: link)
                     try await self.forgetUnrecordedChanges()
-                    _ = try await self.queue.failOverdue()
+                    try await self.probeOffline(for: link, always: true)
+                    if self.offlineKnown.withLock({ $0 }) { _ = try await self.queue.failOverdue() }
                     try await self.queue.pruneEvents(olderThan: self.options.eventRetention)
                     try await self.queue.pruneRemovedModels(olderThan: self.options.eventRetention)
                     if let retention = self.retention.withLock({ $0 }) { try await self.queue.prune(retention) }
@@ -39,7 +40,7 @@ extension PostgresFleetStorage {
                     self.wakeClaims()
                     self.wakeEvents(for: link, always: true)
                     self.wakeDocument()
-                    try await self.probeOffline(for: link)
+                    try await self.probeOffline(for: link, always: false)
                     try await self.settleAwaited(link.awaited, for: link)
                 }
             }
@@ -100,13 +101,16 @@ extension PostgresFleetStorage {
             zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1) })
     }
 
-    /// Probes the offline destinations whose probes are due, each by one of its operations claimed here, unless no
-    /// operation waits for it any more; a destination this process cannot probe (its sequences are full, or not
-    /// registered here) is left for another.
-    private func probeOffline(for link: SharedLink) async throws {
+    /// Probes the offline destinations whose probes are due, unless `always` is false and none is known offline.
+    ///
+    /// Each is probed by one of its operations claimed here, unless no operation waits for it any more; a destination
+    /// this process cannot probe (its sequences are full, or not registered here) is left for another.
+    private func probeOffline(for link: SharedLink, always: Bool) async throws {
         let sequences = link.sequences
-        guard !sequences.isEmpty else { return }
-        for destination in try await queue.dueProbes(limit: 8) {
+        guard !sequences.isEmpty, always || offlineKnown.withLock({ $0 }) else { return }
+        let (due, any) = try await queue.offlineDestinations(limit: 8)
+        offlineKnown.withLock { $0 = any }
+        for destination in due {
             let claims = try await queue.claim(
                 owner: owner, sequences: sequences, limit: 1, lease: options.lease, probing: destination)
             if claims.isEmpty {
@@ -287,6 +291,7 @@ extension PostgresFleetStorage {
         }
         for (id, claim) in offline {
             _ = try await queue.goOffline(id, owner: owner, attempt: claim.attempt, limit: claim.offlineLimit)
+            offlineKnown.withLock { $0 = true }
             held.withLock { $0[id] = nil }
             wakeClaims()
         }

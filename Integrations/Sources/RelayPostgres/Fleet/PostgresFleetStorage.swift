@@ -97,6 +97,9 @@ public final class PostgresFleetStorage: SharedStorage {
     /// What attempts staged, by operation, whose outcomes the store gave up recording when the database was out of
     /// reach: recorded with the outcome when the operation is claimed here again, or let go once it ends elsewhere.
     let unrecordedChanges = Mutex<[UUID: [ModelChange]]>([:])
+    /// Whether a destination may be offline: the store looks for due probes on every poll only while it may, and
+    /// on the lease's cadence whatever it heard, so that a fleet with every destination online reads nothing more.
+    let offlineKnown = Mutex(false)
 
     /// A store on the database that `client` reaches.
     ///

@@ -45,7 +45,7 @@ extension PostgresQueue {
                         probe_at = now() + least(interval '0.25 seconds' * power(2, d.probes + 1), interval '30 seconds')
                     WHERE d.prober = \(owner)
                 )
-                SELECT pg_notify(\(Self.readyChannel), '') FROM back
+                SELECT pg_notify(\(Self.readyChannel), \(Self.offlineNotice)) FROM back
                 """, on: connection)
             {
                 given = true
@@ -54,15 +54,21 @@ extension PostgresQueue {
         }
     }
 
-    /// The offline destinations whose probes are due, longest due first, at most `limit`.
-    func dueProbes(limit: Int) async throws -> [String] {
+    /// What a `readyChannel` notification says when a destination went offline: every process probes it from then
+    /// on, until it is online again.
+    static let offlineNotice = "offline"
+
+    /// The offline destinations, the longest due first, at most `limit`: those whose probes are due, and whether any
+    /// is offline at all.
+    func offlineDestinations(limit: Int) async throws -> (due: [String], any: Bool) {
         try await Self.mapping("reading offline destinations") {
-            try await read(
+            let rows = try await read(
                 "reading offline destinations",
                 """
-                SELECT destination FROM relay_destinations WHERE probe_at <= now() ORDER BY probe_at LIMIT \(limit)
+                SELECT destination, probe_at <= now() FROM relay_destinations ORDER BY probe_at LIMIT \(limit)
                 """
-            ).map { try $0.decode(String.self) }
+            ).map { try $0.decode((String, Bool).self) }
+            return (rows.filter(\.1).map(\.0), !rows.isEmpty)
         }
     }
 
