@@ -18,7 +18,11 @@ extension PostgresSchema {
             prober uuid
         )
         """,
-        "CREATE INDEX relay_operations_destination ON relay_operations (destination) WHERE state = 1",
+        // Only operations with a destination: the others cost an enqueue no entry.
+        """
+        CREATE INDEX relay_operations_destination ON relay_operations (destination)
+        WHERE state = 1 AND destination IS NOT NULL
+        """,
         """
         DROP FUNCTION relay_enqueue(
             uuid, uuid[], text[], integer[], bigint[], smallint[], integer[], boolean[], bytea[], uuid[], uuid[], uuid[],

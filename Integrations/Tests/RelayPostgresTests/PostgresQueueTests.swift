@@ -64,6 +64,33 @@ struct PostgresQueueTests {
         }
     }
 
+    @Test("S27 S28: outcomes and the claim of the slots they free commit in one transaction, in start order")
+    func finishThenClaim() async throws {
+        try await Self.withQueue { queue, _ in
+            try await queue.configure(Self.orders, bunchSize: 2, algorithm: .flat)
+            let operations = (0..<5).map { _ in Self.operation() }
+            _ = try await queue.enqueue(operations)
+            let owner = UUID()
+            let first = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+            #expect(first.map(\.operation.id) == operations.prefix(2).map(\.id))
+            let outcomes = first.map { claim in
+                PostgresQueue.Outcome(
+                    id: claim.operation.id, owner: owner, attempt: claim.attempt, result: .completed(Data()))
+            }
+            let request = PostgresQueue.ClaimRequest(
+                owner: owner, sequences: [Self.orders], limit: 10, lease: .seconds(30))
+            let (recorded, claims) = try await queue.finish(outcomes, thenClaiming: request)
+            #expect(recorded == Set(first.map(\.operation.id)))
+            // The bunch size of 2 holds: the claim sees the two slots the outcomes freed, and no more.
+            #expect(claims.map(\.operation.id) == operations[2..<4].map(\.id))
+            // An outcome whose lease was lost records nothing, frees nothing, and the claim finds no free slot.
+            let stale = PostgresQueue.Outcome(
+                id: operations[4].id, owner: UUID(), attempt: 1, result: .completed(Data()))
+            let (none, more) = try await queue.finish([stale], thenClaiming: request)
+            #expect(none.isEmpty && more.isEmpty)
+        }
+    }
+
     @Test("S27: an expired lease returns its operation to pending with the attempt counted, fencing the old owner out")
     func expiredLease() async throws {
         try await Self.withQueue { queue, database in

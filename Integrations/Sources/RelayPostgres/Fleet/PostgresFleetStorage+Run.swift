@@ -57,14 +57,13 @@ extension PostgresFleetStorage {
         for await _ in wakes {
             var more = true
             while more, !Task.isCancelled {
-                let room = options.claimLimit - link.waiting
-                let sequences = link.sequences
-                guard room > 0, !sequences.isEmpty else { break }
+                guard let request = reserveClaim(for: link) else { break }
+                defer { releaseClaim(request) }
                 do {
                     let claims = try await queue.claim(
-                        owner: owner, sequences: sequences, limit: room, lease: options.lease)
+                        owner: owner, sequences: request.sequences, limit: request.limit, lease: options.lease)
                     await take(claims, for: link)
-                    more = claims.count >= room
+                    more = claims.count >= request.limit
                 } catch {
                     guard !Task.isCancelled else { return }
                     logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
@@ -72,6 +71,26 @@ extension PostgresFleetStorage {
                 }
             }
         }
+    }
+
+    /// Reserves the room a claim may fill: what the DataPoint takes beside what waits for a worker here and what
+    /// the other claim under way asks for, so that the two claimers (the loop, and the transaction that records
+    /// outcomes) never hold more than ``Options/claimLimit`` between them; `nil` when there is none.
+    private func reserveClaim(for link: SharedLink) -> PostgresQueue.ClaimRequest? {
+        let (waiting, sequences) = (link.waiting, link.sequences)
+        guard !sequences.isEmpty else { return nil }
+        let room = claimsUnderway.withLock { underway in
+            let room = max(0, options.claimLimit - waiting - underway)
+            underway += room
+            return room
+        }
+        guard room > 0 else { return nil }
+        return PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
+    }
+
+    /// Gives back the room of a claim whose operations the DataPoint holds now, or that failed.
+    private func releaseClaim(_ request: PostgresQueue.ClaimRequest) {
+        claimsUnderway.withLock { $0 -= request.limit }
     }
 
     /// Holds claims, and hands them to the DataPoint to run.
@@ -260,9 +279,16 @@ extension PostgresFleetStorage {
             }
         }
         if !outcomes.isEmpty {
-            var recorded = try await queue.finish(outcomes.filter(\.changes.isEmpty))
-            let committing = outcomes.filter { !$0.changes.isEmpty }
             let link = running.withLock { $0?.link }
+            // The slots these outcomes free are claimed again in their transaction.
+            let plain = outcomes.filter(\.changes.isEmpty)
+            let request = plain.isEmpty ? nil : link.flatMap(reserveClaim(for:))
+            defer { request.map(releaseClaim) }
+            let (finished, claims) = try await queue.finish(plain, thenClaiming: request)
+            // Held at once: what follows may fail, and a claim committed but never held would wait for its lease.
+            if let link { await take(claims, for: link) }
+            var recorded = finished
+            let committing = outcomes.filter { !$0.changes.isEmpty }
             if !committing.isEmpty {
                 let committed = try await queue.finishCommitting(committing)
                 recorded.formUnion(committed.recorded)
@@ -276,7 +302,9 @@ extension PostgresFleetStorage {
             held.withLock { held in
                 for outcome in outcomes { held[outcome.id] = nil }
             }
-            wakeClaims()
+            // The loop claims what this claim left: more may be ready. A claim that took less than it asked for saw
+            // every slot these outcomes freed, under their sequences' locks.
+            if request.map({ claims.count >= $0.limit }) ?? true { wakeClaims() }
         }
         if !interrupted.isEmpty {
             _ = try await queue.giveBack(interrupted, owner: owner, counted: true)

@@ -100,6 +100,8 @@ public final class PostgresFleetStorage: SharedStorage {
     /// Whether a destination may be offline: the store looks for due probes on every poll only while it may, and
     /// on the lease's cadence whatever it heard, so that a fleet with every destination online reads nothing more.
     let offlineKnown = Mutex(false)
+    /// The room that claims under way have reserved: see ``reserveClaim(for:)``.
+    let claimsUnderway = Mutex(0)
 
     /// A store on the database that `client` reaches.
     ///

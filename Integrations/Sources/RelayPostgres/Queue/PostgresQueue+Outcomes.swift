@@ -28,18 +28,29 @@ extension PostgresQueue {
     ///
     /// - Returns: The operations whose outcomes were recorded; the others' leases were lost.
     func finish(_ outcomes: [Outcome]) async throws -> Set<UUID> {
-        guard !outcomes.isEmpty else { return [] }
-        let states = outcomes.map { PostgresOperationState($0.result).rawValue }
-        let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
+        try await finish(outcomes, thenClaiming: nil).recorded
+    }
+
+    /// Records terminal outcomes, as ``finish(_:)`` does, then claims what `request` asks for in the same transaction:
+    /// the slots the outcomes free are taken again under the one lock of their sequences' rows and the one commit,
+    /// rather than in a transaction of their own once a claim hears of them.
+    ///
+    /// - Returns: The operations whose outcomes were recorded, and the claims, each sequence's in start order.
+    func finish(
+        _ outcomes: [Outcome], thenClaiming request: ClaimRequest?
+    ) async throws -> (recorded: Set<UUID>, claims: [Claim]) {
+        guard !outcomes.isEmpty else { return ([], []) }
         if Self.allSatisfy(outcomes) {
-            // The common case in one round trip: no dependent is cancelled, so the database does it all.
-            return try await Self.mapping("recording outcomes") {
-                Set(
-                    try await write("recording outcomes", Self.completion(of: outcomes)).map {
-                        try $0.decode(UUID.self)
-                    })
+            // The common case in one statement: no dependent is cancelled, so the database does it all.
+            return try await transaction("recording outcomes") { connection in
+                let recorded = Set(
+                    try await rows(Self.completion(of: outcomes), on: connection).map { try $0.decode(UUID.self) })
+                guard let request else { return (recorded, []) }
+                return (recorded, try await claim(request, on: connection))
             }
         }
+        let states = outcomes.map { PostgresOperationState($0.result).rawValue }
+        let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
         return try await transaction("recording outcomes") { connection in
             // The rows' locks are taken first, in the fleet's lock order: a commit naming one as a dependency has it
             // locked for share, so that this waits for that commit, and the statements below see its dependents.
@@ -78,7 +89,9 @@ extension PostgresQueue {
                 return failure.cause != .offlineTooLong
             }.map(\.id)
             try await markOnline(answered.filter(Set(ended[.failed] ?? []).contains), on: connection)
-            return Set(ended.values.joined())
+            let recorded = Set(ended.values.joined())
+            guard let request else { return (recorded, []) }
+            return (recorded, try await claim(request, on: connection))
         }
     }
 

@@ -150,6 +150,15 @@ struct PostgresQueue: Sendable {
 
     // MARK: - Claims
 
+    /// What a claim asks for: up to `limit` operations of each of `sequences` that has free slots, for `owner`, each
+    /// for one attempt under a lease of `lease` from now.
+    struct ClaimRequest: Sendable, Hashable {
+        let owner: UUID
+        let sequences: [CallSequence.Name]
+        let limit: Int
+        let lease: Duration
+    }
+
     /// Claims up to `limit` operations of each sequence that has free slots, in start order, each for one attempt
     /// under a lease of `lease` from now; only of `sequences` when given.
     ///
@@ -160,71 +169,91 @@ struct PostgresQueue: Sendable {
     func claim(
         owner: UUID, sequences: [CallSequence.Name]? = nil, limit: Int, lease: Duration, probing: String? = nil
     ) async throws -> [Claim] {
+        try await Self.mapping("claiming operations") {
+            try Self.claims(
+                in: try await write(
+                    "claiming operations",
+                    Self.claiming(
+                        owner: owner, sequences: sequences, limit: limit, lease: lease, probing: probing)))
+        }
+    }
+
+    /// The claim that `request` asks for, inside the transaction on `connection`.
+    func claim(_ request: ClaimRequest, on connection: PostgresConnection) async throws -> [Claim] {
+        try Self.claims(
+            in: try await rows(
+                Self.claiming(
+                    owner: request.owner, sequences: request.sequences, limit: request.limit, lease: request.lease,
+                    probing: nil),
+                on: connection))
+    }
+
+    /// The statement of ``claim(owner:sequences:limit:lease:probing:)``.
+    private static func claiming(
+        owner: UUID, sequences: [CallSequence.Name]?, limit: Int, lease: Duration, probing: String?
+    ) -> PostgresQuery {
         let names = sequences?.map(\.rawValue)
-        return try await Self.mapping("claiming operations") {
-            let claimed = try await write(
-                "claiming operations",
-                """
-                WITH open AS (
-                    SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
-                    FROM relay_sequences s
-                    WHERE s.running < s.bunch_size AND s.suspensions = 0
-                        AND (\(names)::text[] IS NULL OR s.name = ANY(\(names)::text[]))
-                        AND (SELECT suspensions FROM relay_counters) = 0
-                    ORDER BY s.name
-                    FOR UPDATE OF s SKIP LOCKED
-                ), picked AS (
-                    SELECT o.id FROM open, LATERAL (
-                        SELECT id FROM relay_operations
-                        WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
-                            AND (held_until IS NULL OR held_until <= now())
-                            AND CASE WHEN \(probing)::text IS NULL THEN
-                                -- Read once a statement: with no destination offline, no row looks one up.
-                                NOT EXISTS (SELECT 1 FROM relay_destinations) OR destination IS NULL OR NOT EXISTS (
-                                    SELECT 1 FROM relay_destinations d
-                                    WHERE d.destination = relay_operations.destination)
-                            ELSE destination = \(probing)::text AND EXISTS (
+        return """
+            WITH open AS (
+                SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
+                FROM relay_sequences s
+                WHERE s.running < s.bunch_size AND s.suspensions = 0
+                    AND (\(names)::text[] IS NULL OR s.name = ANY(\(names)::text[]))
+                    AND (SELECT suspensions FROM relay_counters) = 0
+                ORDER BY s.name
+                FOR UPDATE OF s SKIP LOCKED
+            ), picked AS (
+                SELECT o.id FROM open, LATERAL (
+                    SELECT id FROM relay_operations
+                    WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
+                        AND (held_until IS NULL OR held_until <= now())
+                        AND CASE WHEN \(probing)::text IS NULL THEN
+                            -- Read once a statement: with no destination offline, no row looks one up.
+                            NOT EXISTS (SELECT 1 FROM relay_destinations) OR destination IS NULL OR NOT EXISTS (
                                 SELECT 1 FROM relay_destinations d
-                                WHERE d.destination = \(probing)::text AND d.probe_at <= now())
-                            END
-                            AND (NOT open.commit_graph OR snapshot <= (
-                                SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
-                        ORDER BY priority DESC, snapshot, ordinal
-                        LIMIT open.free
-                        FOR UPDATE
-                    ) o
-                    LIMIT CASE WHEN \(probing)::text IS NULL THEN NULL ELSE 1 END
-                ), claimed AS (
-                    UPDATE relay_operations o
-                    SET state = 2, owner = \(owner), attempts = o.attempts + 1,
-                        lease_until = now() + make_interval(secs => \(lease.seconds)),
-                        started_at = coalesce(o.started_at, clock_timestamp())
-                    FROM picked WHERE o.id = picked.id
-                    RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at,
-                        o.cancel_requested, o.started_at
-                ), counted AS (
-                    UPDATE relay_sequences s SET running = s.running + c.n
-                    FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
-                    WHERE s.name = c.sequence
-                ), probe AS (
-                    UPDATE relay_destinations SET prober = \(owner),
-                        probe_at = now() + make_interval(secs => \(lease.seconds))
-                    WHERE destination = \(probing)::text AND EXISTS (SELECT 1 FROM claimed)
-                )
-                SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM claimed
-                ORDER BY sequence, priority DESC, snapshot, ordinal
-                """)
-            var claims: [Claim] = []
-            for row in claimed {
-                let (snapshot, attempts, body, enqueuedAt, cancelRequested, startedAt) = try row.decode(
-                    (Int64, Int32, ByteBuffer, Date, Bool, Date?).self)
-                claims.append(
-                    Claim(
-                        operation: try CallOperation(encoded: Data(body.readableBytesView)),
-                        snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt,
-                        firstStartedAt: startedAt, cancelRequested: cancelRequested))
-            }
-            return claims
+                                WHERE d.destination = relay_operations.destination)
+                        ELSE destination = \(probing)::text AND EXISTS (
+                            SELECT 1 FROM relay_destinations d
+                            WHERE d.destination = \(probing)::text AND d.probe_at <= now())
+                        END
+                        AND (NOT open.commit_graph OR snapshot <= (
+                            SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
+                    ORDER BY priority DESC, snapshot, ordinal
+                    LIMIT open.free
+                    FOR UPDATE
+                ) o
+                LIMIT CASE WHEN \(probing)::text IS NULL THEN NULL ELSE 1 END
+            ), claimed AS (
+                UPDATE relay_operations o
+                SET state = 2, owner = \(owner), attempts = o.attempts + 1,
+                    lease_until = now() + make_interval(secs => \(lease.seconds)),
+                    started_at = coalesce(o.started_at, clock_timestamp())
+                FROM picked WHERE o.id = picked.id
+                RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at,
+                    o.cancel_requested, o.started_at
+            ), counted AS (
+                UPDATE relay_sequences s SET running = s.running + c.n
+                FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
+                WHERE s.name = c.sequence
+            ), probe AS (
+                UPDATE relay_destinations SET prober = \(owner),
+                    probe_at = now() + make_interval(secs => \(lease.seconds))
+                WHERE destination = \(probing)::text AND EXISTS (SELECT 1 FROM claimed)
+            )
+            SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM claimed
+            ORDER BY sequence, priority DESC, snapshot, ordinal
+            """
+    }
+
+    /// The claims that the rows of ``claiming(owner:sequences:limit:lease:probing:)`` hold.
+    private static func claims(in rows: [PostgresRow]) throws -> [Claim] {
+        try rows.map { row in
+            let (snapshot, attempts, body, enqueuedAt, cancelRequested, startedAt) = try row.decode(
+                (Int64, Int32, ByteBuffer, Date, Bool, Date?).self)
+            return Claim(
+                operation: try CallOperation(encoded: Data(body.readableBytesView)),
+                snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt,
+                firstStartedAt: startedAt, cancelRequested: cancelRequested)
         }
     }
 }
