@@ -251,5 +251,6 @@ public enum PostgresSchema {
             summary: "the fleet's document: pruned removals, rows in reading order", statements: horizonStatements),
         Migration(summary: "offline destinations, kept for the whole fleet", statements: destinationStatements),
         Migration(summary: "the event log indexed for its readers alone", statements: leanEventStatements),
+        Migration(summary: "the claim in one call, planned once a connection", statements: claimStatements),
     ]
 }

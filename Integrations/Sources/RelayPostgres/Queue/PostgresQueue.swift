@@ -188,64 +188,18 @@ struct PostgresQueue: Sendable {
                 on: connection))
     }
 
-    /// The statement of ``claim(owner:sequences:limit:lease:probing:)``.
+    /// The call of `relay_claim` that ``claim(owner:sequences:limit:lease:probing:)`` makes.
     private static func claiming(
         owner: UUID, sequences: [CallSequence.Name]?, limit: Int, lease: Duration, probing: String?
     ) -> PostgresQuery {
         let names = sequences?.map(\.rawValue)
         return """
-            WITH open AS (
-                SELECT s.name, LEAST(s.bunch_size - s.running, \(limit)) AS free, s.commit_graph
-                FROM relay_sequences s
-                WHERE s.running < s.bunch_size AND s.suspensions = 0
-                    AND (\(names)::text[] IS NULL OR s.name = ANY(\(names)::text[]))
-                    AND (SELECT suspensions FROM relay_counters) = 0
-                ORDER BY s.name
-                FOR UPDATE OF s SKIP LOCKED
-            ), picked AS (
-                SELECT o.id FROM open, LATERAL (
-                    SELECT id FROM relay_operations
-                    WHERE sequence = open.name AND state = 1 AND (available_at IS NULL OR available_at <= now())
-                        AND (held_until IS NULL OR held_until <= now())
-                        AND CASE WHEN \(probing)::text IS NULL THEN
-                            -- Read once a statement: with no destination offline, no row looks one up.
-                            NOT EXISTS (SELECT 1 FROM relay_destinations) OR destination IS NULL OR NOT EXISTS (
-                                SELECT 1 FROM relay_destinations d
-                                WHERE d.destination = relay_operations.destination)
-                        ELSE destination = \(probing)::text AND EXISTS (
-                            SELECT 1 FROM relay_destinations d
-                            WHERE d.destination = \(probing)::text AND d.probe_at <= now())
-                        END
-                        AND (NOT open.commit_graph OR snapshot <= (
-                            SELECT min(snapshot) FROM relay_operations WHERE sequence = open.name AND state < 3))
-                    ORDER BY priority DESC, snapshot, ordinal
-                    LIMIT open.free
-                    FOR UPDATE
-                ) o
-                LIMIT CASE WHEN \(probing)::text IS NULL THEN NULL ELSE 1 END
-            ), claimed AS (
-                UPDATE relay_operations o
-                SET state = 2, owner = \(owner), attempts = o.attempts + 1,
-                    lease_until = now() + make_interval(secs => \(lease.seconds)),
-                    started_at = coalesce(o.started_at, clock_timestamp())
-                FROM picked WHERE o.id = picked.id
-                RETURNING o.sequence, o.priority, o.snapshot, o.ordinal, o.attempts, o.body, o.enqueued_at,
-                    o.cancel_requested, o.started_at
-            ), counted AS (
-                UPDATE relay_sequences s SET running = s.running + c.n
-                FROM (SELECT sequence, count(*)::integer AS n FROM claimed GROUP BY sequence) c
-                WHERE s.name = c.sequence
-            ), probe AS (
-                UPDATE relay_destinations SET prober = \(owner),
-                    probe_at = now() + make_interval(secs => \(lease.seconds))
-                WHERE destination = \(probing)::text AND EXISTS (SELECT 1 FROM claimed)
-            )
-            SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM claimed
-            ORDER BY sequence, priority DESC, snapshot, ordinal
+            SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM relay_claim(
+                \(owner), \(names)::text[], \(limit)::integer, \(lease.seconds)::double precision, \(probing)::text)
             """
     }
 
-    /// The claims that the rows of ``claiming(owner:sequences:limit:lease:probing:)`` hold.
+    /// The claims that the rows of `relay_claim` hold.
     private static func claims(in rows: [PostgresRow]) throws -> [Claim] {
         try rows.map { row in
             let (snapshot, attempts, body, enqueuedAt, cancelRequested, startedAt) = try row.decode(
