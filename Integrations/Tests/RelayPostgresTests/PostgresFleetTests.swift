@@ -210,6 +210,30 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("S14 S26: the fleet's counts are the database's, whichever process enqueued and ran what")
+    func countsOfTheFleet() async throws {
+        try await TestDatabase.with { client, database in
+            // A database that Relay has not set up counts nothing, and is left as it was.
+            let counts = try await PostgresFleetStorage.operationCounts(of: client)
+            let tables = try await Self.count(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", in: database)
+            #expect(counts.isEmpty && tables == 0)
+        }
+        try await Self.withTwoProcesses { point, database in
+            let ran = (0..<3).map { _ in CallOperation(kind: Self.work, sequenceName: Self.right) }
+            for handle in try await point.enqueue(ran) { #expect(try await handle.value == Data("B".utf8)) }
+            try await point.suspend()
+            _ = try await point.enqueue((0..<2).map { _ in CallOperation(kind: Self.work, sequenceName: Self.left) })
+            try await TestDatabase.withClient(database: database) { client in
+                #expect(try await PostgresFleetStorage.operationCounts(of: client) == [.completed: 3, .pending: 2])
+                let left = try await PostgresFleetStorage.operationCounts(of: client, sequence: Self.left)
+                #expect(left == [.pending: 2])
+                let counts = try await PostgresFleetStorage.operationCounts(of: client, sequence: "webhooks")
+                #expect(counts.isEmpty)
+            }
+        }
+    }
+
     /// The number a query that counts answers in `database`.
     static func count(_ sql: String, in database: String) async throws -> Int {
         try await TestDatabase.withClient(database: database) { client in

@@ -27,6 +27,9 @@ extension DataPoint {
     /// How many known operations are in each state, of one sequence and one kind when given; states with none are
     /// left out.
     ///
+    /// On a store that several processes share, it counts what this process knows; the store may count the whole
+    /// fleet's (PostgreSQL's `PostgresFleetStorage.operationCounts(of:sequence:deadline:)`).
+    ///
     /// - Parameters:
     ///   - sequence: The sequence, or `nil` for all.
     ///   - kind: The kind, or `nil` for all.

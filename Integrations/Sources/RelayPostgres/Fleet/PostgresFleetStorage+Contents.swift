@@ -22,4 +22,29 @@ extension PostgresFleetStorage {
     ) async throws -> (state: StoredState, running: Set<UUID>) {
         try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline).contents()
     }
+
+    /// How many operations the whole fleet holds in each state, of one sequence when given; states with none are left
+    /// out.
+    ///
+    /// A DataPoint's own ``Relay/DataPoint/operationCounts(sequence:kind:)`` counts what its process knows: what it
+    /// enqueued, runs, or heard of. This counts what the database holds, in one statement, whichever process enqueued
+    /// or ran it: an operation waiting for its dependencies counts as pending, and finished ones as long as the fleet
+    /// keeps them. It changes nothing, and a database that Relay has not set up holds none.
+    ///
+    /// ```swift
+    /// let counts = try await PostgresFleetStorage.operationCounts(of: client, sequence: "webhooks")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - client: A running client of the database.
+    ///   - sequence: The sequence, or `nil` for all.
+    ///   - deadline: How long it waits for the database.
+    /// - Returns: The counts by state.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
+    public static func operationCounts(
+        of client: PostgresClient, sequence: CallSequence.Name? = nil, deadline: Duration = .seconds(30)
+    ) async throws -> [OperationQuery.State: Int] {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
+            .operationCounts(sequence: sequence)
+    }
 }

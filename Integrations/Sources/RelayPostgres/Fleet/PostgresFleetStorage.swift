@@ -34,9 +34,10 @@ import Synchronization
 /// the database delays the events written after it began until it ends.
 ///
 /// Built so far: enqueues, in a transaction of the application's too (see ``joining(_:_:)``), scheduled starts,
-/// claims, leases, outcomes, retries, suspensions, holds, cancellation, statuses, handles awaited from any process,
-/// events of operations, and the document (models, key-values and relations), committed with the transactions and
-/// completions that change them.
+/// claims, leases, outcomes, retries, suspensions, holds, offline destinations, cancellation, statuses, handles
+/// awaited from any process, events of operations, the fleet's counts (``operationCounts(of:sequence:deadline:)``),
+/// and the document (models, key-values and relations), committed with the transactions and completions that change
+/// them.
 public final class PostgresFleetStorage: SharedStorage {
     /// How the store claims and keeps operations.
     public struct Options: Sendable {

@@ -63,3 +63,46 @@ extension PostgresQueue {
         }
     }
 }
+
+extension PostgresQueue {
+    /// How many operations the database holds in each state, of `sequence` when given.
+    ///
+    /// States with none are left out. A database that Relay has not set up holds none, which this says without
+    /// creating anything.
+    func operationCounts(sequence: CallSequence.Name?) async throws -> [OperationQuery.State: Int] {
+        let name = sequence?.rawValue
+        return try await Self.mapping("counting operations") {
+            let found = try await read("counting operations", "SELECT to_regclass('relay_operations') IS NOT NULL")
+            guard try found.first?.decode(Bool.self) == true else { return [:] }
+            var counts: [OperationQuery.State: Int] = [:]
+            for row in try await read(
+                "counting operations",
+                """
+                SELECT state, count(*) FROM relay_operations
+                WHERE \(name)::text IS NULL OR sequence = \(name)::text GROUP BY state
+                """)
+            {
+                let (state, count) = try row.decode((Int16, Int64).self)
+                guard let phase = PostgresOperationState(rawValue: state) else {
+                    throw RelayError(.corruptStore, "\(count) operations have state \(state), which no Relay writes")
+                }
+                counts[phase.queryState, default: 0] += Int(count)
+            }
+            return counts
+        }
+    }
+}
+
+extension PostgresOperationState {
+    /// The state a query of operations names: waiting for dependencies is pending, as a DataPoint counts it.
+    var queryState: OperationQuery.State {
+        switch self {
+        case .blocked, .pending: .pending
+        case .running: .running
+        case .completed: .completed
+        case .skipped: .skipped
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
