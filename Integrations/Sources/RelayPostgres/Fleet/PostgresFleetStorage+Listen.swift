@@ -56,10 +56,12 @@ extension PostgresFleetStorage {
             notifications.ready, notifications.finished, notifications.cancels, notifications.events,
             notifications.document
         )
+        defer { backstop.withLock { $0.lostListener() } }
         wakeClaims()
         wakeEvents(for: link, always: false)
         wakeDocument()
         try await settleAwaited(link.awaited, for: link)
+        backstop.withLock { $0.listened() }
         try await cancelRequested(for: link)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {

@@ -41,7 +41,7 @@ extension PostgresFleetStorage {
                     self.wakeEvents(for: link, always: true)
                     self.wakeDocument()
                     try await self.probeOffline(for: link, always: false)
-                    try await self.settleAwaited(link.awaited, for: link)
+                    try await self.settleAwaited(self.polled(for: link), for: link)
                 }
             }
         }
@@ -157,6 +157,19 @@ extension PostgresFleetStorage {
         }
     }
 
+    /// What the poll looks up: every operation awaited here, or while the store listens only what no announcement
+    /// covers (see ``PostgresBackstop``).
+    func polled(for link: SharedLink) -> [UUID] {
+        switch backstop.withLock({ $0.sweep() }) {
+        case .everything:
+            return link.awaited
+        case .only(let unseen):
+            let awaited = link.awaited(among: Array(unseen))
+            backstop.withLock { $0.settled(unseen.subtracting(awaited)) }
+            return awaited
+        }
+    }
+
     /// Settles the handles of those of `ids` that ended, and fails those of operations whose commit joined a
     /// transaction of the application's that rolled back.
     func settleAwaited(_ ids: [UUID], for link: SharedLink) async throws {
@@ -164,6 +177,7 @@ extension PostgresFleetStorage {
         let (outcomes, absent) = try await queue.outcomes(of: ids)
         link.settle(outcomes)
         let lost = try await queue.neverCommitted(link.committed(among: absent))
+        backstop.withLock { $0.settled(Set(ids).subtracting(absent).union(lost)) }
         guard !lost.isEmpty else { return }
         link.fail(
             lost,

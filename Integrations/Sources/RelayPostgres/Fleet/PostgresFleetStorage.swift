@@ -103,6 +103,8 @@ public final class PostgresFleetStorage: SharedStorage {
     let offlineKnown = Mutex(false)
     /// The room that claims under way have reserved: see ``reserveClaim(for:)``.
     let claimsUnderway = Mutex(0)
+    /// What the poll looks up for the handles awaited here.
+    let backstop = Mutex(PostgresBackstop())
 
     /// A store on the database that `client` reaches.
     ///
@@ -169,6 +171,7 @@ public final class PostgresFleetStorage: SharedStorage {
             let enqueued = try await PostgresQueue.mapping("enqueueing a commit in the application's transaction") {
                 try await queue.enqueue(operations, startTimes: startTimes, on: transaction)
             }
+            backstop.withLock { $0.joined(operations.map(\.id)) }
             // Visible once the application commits: every process, this one too, announces it from the event log then.
             return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
         }
@@ -195,6 +198,7 @@ public final class PostgresFleetStorage: SharedStorage {
                     operations, changes: changes, erasures: erasures, startTimes: startTimes, enqueuer: nil,
                     on: transaction)
             }
+            backstop.withLock { $0.joined(operations.map(\.id)) }
             // Every process, this one too, applies the changes once the application commits, as it follows them.
             return SharedCommit(
                 snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, isVisible: false, changes: enqueued.changes)
