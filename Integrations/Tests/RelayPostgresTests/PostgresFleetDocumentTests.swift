@@ -193,7 +193,7 @@ struct PostgresFleetDocumentTests {
             let operations = [CallOperation(kind: Fleet.work, sequenceName: Fleet.left)]
             let snapshot = try await queue.enqueue(operations).snapshot
             let owner = UUID()
-            _ = try await queue.claim(owner: owner, limit: 1, lease: .seconds(30))
+            _ = try await queue.claim(.init(owner: owner, limit: 1, lease: .seconds(30)))
             let memo = ModelChange(collection: "memos", id: "1", encoded: Data("kept".utf8))
             let lost = try await queue.finishCommitting([
                 .init(id: operations[0].id, owner: UUID(), attempt: 1, result: .completed(Data()), changes: [memo])

@@ -17,7 +17,7 @@ struct PostgresFleetSuspensionTests {
     private static func claimable(in database: String) async throws -> Bool {
         try await TestDatabase.withClient(database: database) { client in
             let (queue, owner) = (PostgresQueue(client: client, logger: TestDatabase.logger), UUID())
-            let claims = try await queue.claim(owner: owner, limit: 100, lease: .seconds(1))
+            let claims = try await queue.claim(.init(owner: owner, limit: 100, lease: .seconds(1)))
             // Given back uncounted at once, so that the fleet under test runs them.
             _ = try await queue.giveBack(claims.map(\.operation.id), owner: owner, counted: false)
             return !claims.isEmpty

@@ -21,7 +21,7 @@ struct PostgresQueueGraphTests {
                 let parents = [Queues.operation(), Queues.operation()]
                 let child = Queues.operation(after: Set(parents.map(\.id)))
                 _ = try await queue.enqueue(parents + [child])
-                let claims = try await queue.claim(owner: UUID(), limit: 100, lease: .seconds(30))
+                let claims = try await queue.claim(.init(owner: UUID(), limit: 100, lease: .seconds(30)))
                 #expect(Set(claims.map(\.operation.id)) == Set(parents.map(\.id)))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for claim in claims {
@@ -37,7 +37,7 @@ struct PostgresQueueGraphTests {
                     try await group.waitForAll()
                 }
                 #expect(try await queue.stored(child.id)?.state == .pending)
-                let next = try await queue.claim(owner: UUID(), limit: 100, lease: .seconds(30))
+                let next = try await queue.claim(.init(owner: UUID(), limit: 100, lease: .seconds(30)))
                 #expect(next.map(\.operation.id) == [child.id])
                 #expect(
                     try await queue.finish(
@@ -55,7 +55,7 @@ struct PostgresQueueGraphTests {
                 let parent = Queues.operation()
                 _ = try await queue.enqueue([parent])
                 let owner = UUID()
-                _ = try await queue.claim(owner: owner, limit: 100, lease: .seconds(30))
+                _ = try await queue.claim(.init(owner: owner, limit: 100, lease: .seconds(30)))
                 let child = Queues.operation(after: [parent.id])
                 let failing = round.isMultiple(of: 2)
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -75,7 +75,7 @@ struct PostgresQueueGraphTests {
                     #expect(stored.result == .cancelled(.dependencyFailed(parent.id)))
                 } else {
                     #expect(stored.state == .pending)
-                    let claims = try await queue.claim(owner: owner, limit: 100, lease: .seconds(30))
+                    let claims = try await queue.claim(.init(owner: owner, limit: 100, lease: .seconds(30)))
                     #expect(try await queue.finish(child.id, owner: owner, attempt: 1, result: .skipped))
                     #expect(claims.map(\.operation.id) == [child.id])
                 }
@@ -93,8 +93,8 @@ struct PostgresQueueGraphTests {
             let anyway = Queues.operation(after: [child.id], runAnyway: true)
             _ = try await queue.enqueue([root, child, grandchild, anyway])
             let owner = UUID()
-            #expect(
-                try await queue.claim(owner: owner, limit: 10, lease: .seconds(30)).map(\.operation.id) == [root.id])
+            let claims = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
+            #expect(claims.map(\.operation.id) == [root.id])
             let failure = CallFailure(reason: "HTTP 422", attempts: 1)
             #expect(try await queue.finish(root.id, owner: owner, attempt: 1, result: .failed(failure)))
             #expect(try await queue.stored(root.id)?.result == .failed(failure))
@@ -152,14 +152,14 @@ struct PostgresQueueGraphTests {
                 }
             }
             #expect(try await queue.stored(abandoned.id) == nil)
-            #expect(try await queue.claim(owner: UUID(), limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(try await queue.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30))).isEmpty)
             let kept = Queues.operation()
             try await queue.client.withTransaction(logger: TestDatabase.logger) { connection in
                 try await connection.query("CREATE TABLE orders (id uuid PRIMARY KEY)", logger: TestDatabase.logger)
                 try await connection.query("INSERT INTO orders VALUES (\(kept.id))", logger: TestDatabase.logger)
                 _ = try await queue.enqueue([kept], on: connection)
             }
-            let claims = try await queue.claim(owner: UUID(), limit: 10, lease: .seconds(30))
+            let claims = try await queue.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30)))
             #expect(claims.map(\.operation.id) == [kept.id])
         }
     }
@@ -199,7 +199,7 @@ struct PostgresQueueGraphTests {
                     var readyNotes = ready.makeAsyncIterator()
                     _ = try await readyNotes.next()
                     let owner = UUID()
-                    _ = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+                    _ = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
                     _ = try await queue.finish(operation.id, owner: owner, attempt: 1, result: .completed(Data()))
                     var finishedNotes = finished.makeAsyncIterator()
                     return try await finishedNotes.next()?.payload

@@ -22,7 +22,7 @@ struct PostgresQueueRetentionTests {
             let waiting = Queue.operation(after: [first.id])
             _ = try await queue.enqueue([first, second, cancelled, waiting])
             let owner = UUID()
-            let claims = try await queue.claim(owner: owner, limit: 3, lease: .seconds(30))
+            let claims = try await queue.claim(.init(owner: owner, limit: 3, lease: .seconds(30)))
             #expect(Set(claims.map(\.operation.id)) == [first.id, second.id, cancelled.id])
             // One transaction each, so that they finish in this order.
             #expect(try await queue.finish(first.id, owner: owner, attempt: 1, result: .completed(Data())))

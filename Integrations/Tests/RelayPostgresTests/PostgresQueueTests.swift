@@ -54,13 +54,13 @@ struct PostgresQueueTests {
             #expect(two.snapshot == one.snapshot + 1)
             #expect(one.added == first.map(\.id))
             let owner = UUID()
-            let claims = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+            let claims = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
             #expect(claims.map(\.operation.id) == [first[1], second[1], first[0], first[2], second[0]].map(\.id))
             #expect(claims.allSatisfy { $0.attempt == 1 })
             #expect(claims.map(\.snapshot) == [one, two, one, one, two].map(\.snapshot))
             let stored = try #require(try await queue.stored(first[0].id))
             #expect(stored.state == .running && stored.owner == owner && stored.attempts == 1)
-            #expect(try await queue.claim(owner: UUID(), limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(try await queue.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30))).isEmpty)
         }
     }
 
@@ -71,7 +71,7 @@ struct PostgresQueueTests {
             let operations = (0..<5).map { _ in Self.operation() }
             _ = try await queue.enqueue(operations)
             let owner = UUID()
-            let first = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+            let first = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
             #expect(first.map(\.operation.id) == operations.prefix(2).map(\.id))
             let outcomes = first.map { claim in
                 PostgresQueue.Outcome(
@@ -99,12 +99,13 @@ struct PostgresQueueTests {
             _ = try await queue.enqueue([operation])
             let dead = UUID()
             // A lease of no time has expired by the next statement: the owner stands for a process that hung.
-            let lost = try #require(try await queue.claim(owner: dead, limit: 5, lease: .zero).first)
-            #expect(try await queue.claim(owner: UUID(), limit: 5, lease: .seconds(30)).isEmpty, "bunch 1 is full")
+            let lost = try #require(try await queue.claim(.init(owner: dead, limit: 5, lease: .zero)).first)
+            #expect(
+                try await queue.claim(.init(owner: UUID(), limit: 5, lease: .seconds(30))).isEmpty, "bunch 1 is full")
             let survivor = UUID()
             let retaken = try await Self.withOtherProcess(on: database) { other in
                 #expect(try await other.reclaimExpired() == [operation.id])
-                return try #require(try await other.claim(owner: survivor, limit: 5, lease: .seconds(30)).first)
+                return try #require(try await other.claim(.init(owner: survivor, limit: 5, lease: .seconds(30))).first)
             }
             #expect(retaken.operation.id == operation.id && retaken.attempt == 2)
             #expect(retaken.operation.idempotencyKey == lost.operation.idempotencyKey)
@@ -128,14 +129,14 @@ struct PostgresQueueTests {
             let operations = [Self.operation(), Self.operation()]
             _ = try await queue.enqueue(operations)
             let owner = UUID()
-            let claims = try await queue.claim(owner: owner, limit: 5, lease: .seconds(30))
+            let claims = try await queue.claim(.init(owner: owner, limit: 5, lease: .seconds(30)))
             #expect(claims.count == 2)
             #expect(try await queue.giveBack([operations[0].id], owner: UUID(), counted: false).isEmpty)
             #expect(try await queue.giveBack([operations[0].id], owner: owner, counted: false) == [operations[0].id])
             #expect(try await queue.giveBack([operations[1].id], owner: owner, counted: true) == [operations[1].id])
             #expect(try await queue.stored(operations[0].id)?.attempts == 0)
             #expect(try await queue.stored(operations[1].id)?.attempts == 1)
-            let again = try await queue.claim(owner: UUID(), limit: 5, lease: .seconds(30))
+            let again = try await queue.claim(.init(owner: UUID(), limit: 5, lease: .seconds(30)))
             #expect(again.map(\.attempt) == [1, 2])
         }
     }
@@ -149,12 +150,12 @@ struct PostgresQueueTests {
             _ = try await queue.enqueue(earlier)
             _ = try await queue.enqueue(later)
             let owner = UUID()
-            let claims = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+            let claims = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
             #expect(claims.map(\.operation.id) == earlier.map(\.id))
             #expect(try await queue.finish(earlier[0].id, owner: owner, attempt: 1, result: .completed(Data())))
-            #expect(try await queue.claim(owner: owner, limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30))).isEmpty)
             #expect(try await queue.finish(earlier[1].id, owner: owner, attempt: 1, result: .skipped))
-            let next = try await queue.claim(owner: owner, limit: 10, lease: .seconds(30))
+            let next = try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30)))
             #expect(next.map(\.operation.id) == later.map(\.id))
         }
     }
@@ -167,11 +168,11 @@ struct PostgresQueueTests {
             try await queue.suspend(Self.orders)
             try await queue.suspend(nil)
             try await Self.withOtherProcess(on: database) { other in
-                #expect(try await other.claim(owner: UUID(), limit: 10, lease: .seconds(30)).isEmpty)
+                #expect(try await other.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30))).isEmpty)
                 try await other.resume(Self.orders)
-                #expect(try await other.claim(owner: UUID(), limit: 10, lease: .seconds(30)).isEmpty)
+                #expect(try await other.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30))).isEmpty)
                 try await other.resume(nil)
-                #expect(try await other.claim(owner: UUID(), limit: 10, lease: .seconds(30)).count == 1)
+                #expect(try await other.claim(.init(owner: UUID(), limit: 10, lease: .seconds(30))).count == 1)
             }
             let unknown = await #expect(throws: RelayError.self) {
                 try await queue.suspend(CallSequence.Name(rawValue: "nowhere"))
@@ -198,7 +199,7 @@ struct PostgresQueueTests {
                             let owner = UUID()
                             var idle = 0
                             while idle < 3 {
-                                let claims = try await other.claim(owner: owner, limit: 3, lease: .seconds(30))
+                                let claims = try await other.claim(.init(owner: owner, limit: 3, lease: .seconds(30)))
                                 idle = claims.isEmpty ? idle + 1 : 0
                                 running.add(claims.count)
                                 for claim in claims {

@@ -60,8 +60,7 @@ extension PostgresFleetStorage {
                 guard let request = reserveClaim(for: link) else { break }
                 defer { releaseClaim(request) }
                 do {
-                    let claims = try await queue.claim(
-                        owner: owner, sequences: request.sequences, limit: request.limit, lease: options.lease)
+                    let claims = try await queue.claim(request)
                     await take(claims, for: link)
                     more = claims.count >= request.limit
                 } catch {
@@ -131,7 +130,8 @@ extension PostgresFleetStorage {
         offlineKnown.withLock { $0 = any }
         for destination in due {
             let claims = try await queue.claim(
-                owner: owner, sequences: sequences, limit: 1, lease: options.lease, probing: destination)
+                PostgresQueue.ClaimRequest(
+                    owner: owner, sequences: sequences, limit: 1, lease: options.lease, probing: destination))
             if claims.isEmpty {
                 try await queue.forgetIdle(destination)
             } else {

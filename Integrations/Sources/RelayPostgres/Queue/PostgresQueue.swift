@@ -150,52 +150,40 @@ struct PostgresQueue: Sendable {
 
     // MARK: - Claims
 
-    /// What a claim asks for: up to `limit` operations of each of `sequences` that has free slots, for `owner`, each
-    /// for one attempt under a lease of `lease` from now.
-    struct ClaimRequest: Sendable, Hashable {
-        let owner: UUID
-        let sequences: [CallSequence.Name]
-        let limit: Int
-        let lease: Duration
-    }
-
-    /// Claims up to `limit` operations of each sequence that has free slots, in start order, each for one attempt
-    /// under a lease of `lease` from now; only of `sequences` when given.
+    /// What a claim asks for: up to `limit` operations of each sequence that has free slots (only of `sequences` when
+    /// given), in start order, for `owner`, each for one attempt under a lease of `lease` from now.
     ///
     /// Operations whose destination is offline are passed over; with `probing`, an offline destination whose probe
     /// is due, one operation of it is claimed instead, as its probe, which holds the destination for the lease.
+    struct ClaimRequest: Sendable, Hashable {
+        var owner: UUID
+        var sequences: [CallSequence.Name]? = nil
+        var limit: Int
+        var lease: Duration
+        var probing: String? = nil
+    }
+
+    /// Claims what `request` asks for, in a transaction of its own.
     ///
     /// - Returns: The claims, each sequence's in start order.
-    func claim(
-        owner: UUID, sequences: [CallSequence.Name]? = nil, limit: Int, lease: Duration, probing: String? = nil
-    ) async throws -> [Claim] {
+    func claim(_ request: ClaimRequest) async throws -> [Claim] {
         try await Self.mapping("claiming operations") {
-            try Self.claims(
-                in: try await write(
-                    "claiming operations",
-                    Self.claiming(
-                        owner: owner, sequences: sequences, limit: limit, lease: lease, probing: probing)))
+            try Self.claims(in: try await write("claiming operations", Self.claiming(request)))
         }
     }
 
-    /// The claim that `request` asks for, inside the transaction on `connection`.
+    /// Claims what `request` asks for, inside the transaction on `connection`.
     func claim(_ request: ClaimRequest, on connection: PostgresConnection) async throws -> [Claim] {
-        try Self.claims(
-            in: try await rows(
-                Self.claiming(
-                    owner: request.owner, sequences: request.sequences, limit: request.limit, lease: request.lease,
-                    probing: nil),
-                on: connection))
+        try Self.claims(in: try await rows(Self.claiming(request), on: connection))
     }
 
-    /// The call of `relay_claim` that ``claim(owner:sequences:limit:lease:probing:)`` makes.
-    private static func claiming(
-        owner: UUID, sequences: [CallSequence.Name]?, limit: Int, lease: Duration, probing: String?
-    ) -> PostgresQuery {
-        let names = sequences?.map(\.rawValue)
+    /// The call of `relay_claim` that `request` makes.
+    private static func claiming(_ request: ClaimRequest) -> PostgresQuery {
+        let names = request.sequences?.map(\.rawValue)
         return """
             SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM relay_claim(
-                \(owner), \(names)::text[], \(limit)::integer, \(lease.seconds)::double precision, \(probing)::text)
+                \(request.owner), \(names)::text[], \(request.limit)::integer, \(request.lease.seconds)::double precision,
+                \(request.probing)::text)
             """
     }
 
