@@ -9,12 +9,15 @@ extension PostgresSchema {
     /// The text of `relay_complete`; when `lookingForDependents` (schema version 10 on), the release of dependents
     /// runs only when an ended operation has one, which an index look-up tells at a fraction of the release's cost;
     /// when `markingOnline` (schema version 14 on), the destinations of the ended operations are offline no more:
-    /// they answered.
-    static func completeFunction(lookingForDependents: Bool, markingOnline: Bool = false) -> String {
+    /// they answered; when `recordingRunTimes` (schema version 17 on), each outcome comes with how long its attempts ran, in
+    /// nanoseconds (zero, kept as `NULL`, when none ran), for the fleet's metrics.
+    static func completeFunction(
+        lookingForDependents: Bool, markingOnline: Bool = false, recordingRunTimes: Bool = false
+    ) -> String {
         """
         CREATE OR REPLACE FUNCTION relay_complete(
             outcome_ids uuid[], outcome_owners uuid[], outcome_attempts integer[], outcome_states smallint[],
-            outcome_results bytea[]
+            outcome_results bytea[]\(recordingRunTimes ? ", outcome_run_times bigint[]" : "")
         ) RETURNS SETOF uuid LANGUAGE plpgsql AS $$
         DECLARE
             done uuid[];
@@ -27,9 +30,12 @@ extension PostgresSchema {
             PERFORM 1 FROM relay_operations WHERE id = ANY(outcome_ids) ORDER BY id FOR UPDATE;
             WITH ended AS (
                 UPDATE relay_operations o
-                SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
-                FROM unnest(outcome_ids, outcome_owners, outcome_attempts, outcome_states, outcome_results)
-                    AS i (id, owner, attempt, state, result)
+                SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL\(
+                    recordingRunTimes ? ", run_time = NULLIF(i.run_time, 0)" : "")
+                FROM unnest(
+                    outcome_ids, outcome_owners, outcome_attempts, outcome_states, outcome_results\(
+                    recordingRunTimes ? ", outcome_run_times" : "")
+                ) AS i (id, owner, attempt, state, result\(recordingRunTimes ? ", run_time" : ""))
                 WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
                 RETURNING o.id, o.sequence
             )

@@ -252,5 +252,6 @@ public enum PostgresSchema {
         Migration(summary: "offline destinations, kept for the whole fleet", statements: destinationStatements),
         Migration(summary: "the event log indexed for its readers alone", statements: leanEventStatements),
         Migration(summary: "the claim in one call, planned once a connection", statements: claimStatements),
+        Migration(summary: "how long finished operations ran, for the fleet's metrics", statements: runTimeStatements),
     ]
 }

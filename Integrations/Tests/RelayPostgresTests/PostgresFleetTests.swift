@@ -234,6 +234,41 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("S14 S26: the fleet's metrics are the database's: counts per sequence, percentiles of what finished last")
+    func metricsOfTheFleet() async throws {
+        try await TestDatabase.with { client, _ in
+            let empty = try await PostgresFleetStorage.metrics(of: client)
+            #expect(empty.sequences.isEmpty && empty.runTime.samples == 0 && empty.queueWait.samples == 0)
+            let refused = await #expect(throws: RelayError.self) {
+                try await PostgresFleetStorage.metrics(of: client, window: 0)
+            }
+            #expect(refused?.code == .invalidArgument)
+        }
+        // Each attempt in the other process takes 30 ms, which it reports with its outcome.
+        let slow = ClosureExecutor { _, _ in
+            try await Task.sleep(for: .milliseconds(30))
+            return .completed(Data("B".utf8))
+        }
+        try await Self.withTwoProcesses(other: slow) { point, database in
+            let ran = (0..<3).map { _ in CallOperation(kind: Self.work, sequenceName: Self.right) }
+            for handle in try await point.enqueue(ran) { #expect(try await handle.value == Data("B".utf8)) }
+            try await point.suspend()
+            _ = try await point.enqueue((0..<2).map { _ in CallOperation(kind: Self.work, sequenceName: Self.left) })
+            try await TestDatabase.withClient(database: database) { client in
+                let fleet = try await PostgresFleetStorage.metrics(of: client)
+                let failed = fleet.sequences["webhooks"]?.failed ?? 0
+                #expect(failed == 0 && fleet.sequences["webhooks"] == nil)
+                #expect(fleet.sequences[Self.right]?.completed == 3)
+                #expect(fleet.sequences[Self.left]?.pending == 2)
+                #expect(fleet.running == 0 && fleet.droppedEvents == 0)
+                #expect(fleet.runTime.samples == 3 && fleet.queueWait.samples == 3)
+                #expect(fleet.runTime.p50 >= .milliseconds(30) && fleet.runTime.p99 >= fleet.runTime.p50)
+                let last = try await PostgresFleetStorage.metrics(of: client, window: 1)
+                #expect(last.runTime.samples == 1 && last.sequences == fleet.sequences)
+            }
+        }
+    }
+
     /// The number a query that counts answers in `database`.
     static func count(_ sql: String, in database: String) async throws -> Int {
         try await TestDatabase.withClient(database: database) { client in

@@ -329,6 +329,9 @@ extension DataPoint {
 
     /// Counts per state and sequence, running operations, and latency percentiles, right now.
     ///
+    /// On a store that several processes share, they cover what this process knows; the store may report the whole
+    /// fleet's (PostgreSQL's `PostgresFleetStorage.metrics(of:window:deadline:)`).
+    ///
     /// - Returns: The snapshot.
     public nonisolated func metrics() -> MetricsSnapshot {
         core.read { $0.metricsSnapshot(droppedEvents: core.events.droppedEvents) }

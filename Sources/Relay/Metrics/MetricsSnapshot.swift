@@ -73,6 +73,25 @@ public struct MetricsSnapshot: Sendable, Hashable {
     /// Events dropped across all subscribers because their buffers were full.
     public var droppedEvents: Int
 
+    /// Creates a snapshot, as a store that several processes share reports the whole fleet's.
+    ///
+    /// - Parameters:
+    ///   - sequences: Counts per sequence.
+    ///   - running: Operations running right now.
+    ///   - queueWait: Time from enqueue to first start.
+    ///   - runTime: Time spent in executors, summed over attempts.
+    ///   - droppedEvents: Events dropped because subscribers' buffers were full.
+    public init(
+        sequences: [CallSequence.Name: Counts], running: Int, queueWait: Percentiles, runTime: Percentiles,
+        droppedEvents: Int = 0
+    ) {
+        self.sequences = sequences
+        self.running = running
+        self.queueWait = queueWait
+        self.runTime = runTime
+        self.droppedEvents = droppedEvents
+    }
+
     /// Counts summed over every sequence.
     public var total: Counts {
         sequences.values.reduce(into: Counts()) { sum, counts in

@@ -30,6 +30,12 @@ extension StorageRecord {
         return result
     }
 
+    /// How long the attempts of the operation a `finished` record ends ran, all together; `nil` for other kinds.
+    public var runTime: Duration? {
+        guard case .finished(_, _, _, let ran, _) = change else { return nil }
+        return .nanoseconds(ran)
+    }
+
     /// The sequence a `sequenceConfigured` record registers or reconfigures, with a suspension count of zero; `nil`
     /// for other kinds.
     public var sequenceConfiguration: StoredSequence? {

@@ -47,4 +47,32 @@ extension PostgresFleetStorage {
         try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
             .operationCounts(sequence: sequence)
     }
+
+    /// The whole fleet's metrics: counts per sequence and state, what runs, and the percentiles of queue wait and run
+    /// time over the `window` operations that finished last, whichever process enqueued or ran them.
+    ///
+    /// A DataPoint's own ``Relay/DataPoint/metrics()`` covers what its process knows, and counts finished operations
+    /// since it opened. This reads the database, in three statements: finished operations count while the fleet keeps
+    /// them (see ``Relay/DataPoint/Configuration/retention``), queue wait runs from enqueue to first start, and run
+    /// time is what the process that ran an operation reported of its attempts (an operation no attempt ended, such as
+    /// one cancelled while it waited, has none). It changes nothing; a database that Relay has not set up holds none.
+    ///
+    /// ```swift
+    /// let fleet = try await PostgresFleetStorage.metrics(of: client)
+    /// let failed = fleet.sequences["webhooks"]?.failed ?? 0
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - client: A running client of the database.
+    ///   - window: How many of the last finished operations the percentiles cover; at least 1.
+    ///   - deadline: How long it waits for the database.
+    /// - Returns: The metrics; no events are dropped in a database, so ``Relay/MetricsSnapshot/droppedEvents`` is 0.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` for a window below 1, and
+    ///   ``RelayError/Code/storageFailure``.
+    public static func metrics(
+        of client: PostgresClient, window: Int = 10_000, deadline: Duration = .seconds(30)
+    ) async throws -> MetricsSnapshot {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
+            .metrics(window: window)
+    }
 }

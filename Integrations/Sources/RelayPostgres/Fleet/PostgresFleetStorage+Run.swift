@@ -116,7 +116,7 @@ extension PostgresFleetStorage {
             recorded.map { changes.removeValue(forKey: $0.0) ?? [] }
         }
         await applyPersistently(
-            zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1) })
+            zip(recorded, unrecorded).map { PostgresFleetWrite.finished($0.0, $0.1, changes: $1, ran: .zero) })
     }
 
     /// Probes the offline destinations whose probes are due, unless `always` is false and none is known offline.
@@ -246,11 +246,13 @@ extension PostgresFleetStorage {
                 "gave up recording what ran here; leases make up for it",
                 metadata: ["error": "\(error)", "changes": "\(writes.count)"])
             held.withLock { held in
-                for case .finished(let id, _, _) in writes { held[id] = nil }
+                for case .finished(let id, _, _, _) in writes { held[id] = nil }
             }
             // Kept for the operation's next claim here, which records its outcome rather than run it again.
             unrecordedChanges.withLock { unrecorded in
-                for case .finished(let id, _, let changes) in writes where !changes.isEmpty { unrecorded[id] = changes }
+                for case .finished(let id, _, let changes, _) in writes where !changes.isEmpty {
+                    unrecorded[id] = changes
+                }
             }
         }
     }
@@ -277,11 +279,11 @@ extension PostgresFleetStorage {
                     held[id] =
                         kept ? PostgresHeldClaim(attempt: attempt, began: true, offlineLimit: claim.offlineLimit) : nil
                 }
-            case .finished(let id, let result, let changes):
+            case .finished(let id, let result, let changes, let ran):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
                 outcomes.append(
                     PostgresQueue.Outcome(
-                        id: id, owner: owner, attempt: claim.attempt, result: result, changes: changes))
+                        id: id, owner: owner, attempt: claim.attempt, result: result, changes: changes, runTime: ran))
             case .interrupted(let id):
                 interrupted.append(id)
             case .retry(let id, let date):

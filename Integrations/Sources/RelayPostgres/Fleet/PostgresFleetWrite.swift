@@ -7,8 +7,9 @@ enum PostgresFleetWrite: Sendable, Equatable {
     case configure(StoredSequence)
     /// An attempt began: the first of a claim marks it begun; a later one, a retry within the claim, is counted.
     case started(UUID, attempt: Int)
-    /// The operation ended; recorded if this process still holds it, with the changes its attempt staged (S21).
-    case finished(UUID, CallResult, changes: [ModelChange])
+    /// The operation ended; recorded if this process still holds it, with the changes its attempt staged (S21) and
+    /// how long its attempts ran.
+    case finished(UUID, CallResult, changes: [ModelChange], ran: Duration)
     /// Shutdown interrupted the attempt: the claim goes back with the attempt counted.
     case interrupted(UUID)
     /// The attempt's destination did not answer: the claim goes back with the attempt uncounted, and the destination
@@ -29,7 +30,7 @@ enum PostgresFleetWrite: Sendable, Equatable {
             self = .started(id, attempt: attempt)
         case .finished:
             guard let id = record.operationID, let result = record.result else { return nil }
-            self = .finished(id, result, changes: record.modelChanges)
+            self = .finished(id, result, changes: record.modelChanges, ran: record.runTime ?? .zero)
         case .interrupted:
             guard let id = record.operationID else { return nil }
             self = .interrupted(id)

@@ -12,6 +12,8 @@ extension PostgresQueue {
         let result: CallResult
         /// What the attempt staged, committed with the outcome (S21); see ``finishCommitting(_:)``.
         var changes: [ModelChange] = []
+        /// How long its attempts ran, all together; zero when none ran here, which the database keeps as unknown.
+        var runTime: Duration = .zero
     }
 
     /// Records one attempt's terminal outcome; see ``finish(_:)``.
@@ -51,6 +53,7 @@ extension PostgresQueue {
         }
         let states = outcomes.map { PostgresOperationState($0.result).rawValue }
         let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
+        let runTimes = outcomes.map(\.runTime.nanoseconds)
         return try await transaction("recording outcomes") { connection in
             // The rows' locks are taken first, in the fleet's lock order: a commit naming one as a dependency has it
             // locked for share, so that this waits for that commit, and the statements below see its dependents.
@@ -67,11 +70,13 @@ extension PostgresQueue {
                 """
                 WITH locked AS (SELECT id FROM relay_operations WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE)
                 UPDATE relay_operations o
-                SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL
+                SET state = i.state, result = i.result, finished_at = now(), owner = NULL, lease_until = NULL,
+                    run_time = NULLIF(i.run_time, 0)
                 FROM locked JOIN unnest(
                     \(ids)::uuid[], \(outcomes.map(\.owner))::uuid[],
-                    \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[]
-                ) AS i (id, owner, attempt, state, result) ON locked.id = i.id
+                    \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[],
+                    \(runTimes)::bigint[]
+                ) AS i (id, owner, attempt, state, result, run_time) ON locked.id = i.id
                 WHERE o.id = i.id AND o.state = 2 AND o.owner = i.owner AND o.attempts = i.attempt
                 RETURNING o.id, o.state, o.sequence
                 """, on: connection
@@ -108,7 +113,8 @@ extension PostgresQueue {
         return """
             SELECT relay_complete(
                 \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
-                \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[])
+                \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[],
+                \(outcomes.map(\.runTime.nanoseconds))::bigint[])
             """
     }
 
