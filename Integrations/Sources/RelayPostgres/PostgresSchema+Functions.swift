@@ -9,8 +9,8 @@ extension PostgresSchema {
     /// The text of `relay_complete`; when `lookingForDependents` (schema version 10 on), the release of dependents
     /// runs only when an ended operation has one, which an index look-up tells at a fraction of the release's cost;
     /// when `markingOnline` (schema version 14 on), the destinations of the ended operations are offline no more:
-    /// they answered; when `recordingRunTimes` (schema version 17 on), each outcome comes with how long its attempts ran, in
-    /// nanoseconds (zero, kept as `NULL`, when none ran), for the fleet's metrics.
+    /// they answered; when `recordingRunTimes` (schema version 17 on), each outcome comes with how long its attempts
+    /// ran, in nanoseconds (zero, kept as `NULL`, when none ran), for the fleet's metrics.
     static func completeFunction(
         lookingForDependents: Bool, markingOnline: Bool = false, recordingRunTimes: Bool = false
     ) -> String {

@@ -182,8 +182,8 @@ struct PostgresQueue: Sendable {
         let names = request.sequences?.map(\.rawValue)
         return """
             SELECT snapshot, attempts, body, enqueued_at, cancel_requested, started_at FROM relay_claim(
-                \(request.owner), \(names)::text[], \(request.limit)::integer, \(request.lease.seconds)::double precision,
-                \(request.probing)::text)
+                \(request.owner), \(names)::text[], \(request.limit)::integer,
+                \(request.lease.seconds)::double precision, \(request.probing)::text)
             """
     }
 
