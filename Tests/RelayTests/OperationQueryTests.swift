@@ -49,6 +49,17 @@ struct OperationQueryTests {
             let second = try point.operations(OperationQuery(limit: 3, after: first.next))
             #expect(second.statuses.map(\.id) == Array((done + [running] + uploads).map(\.id)[3..<6]))
 
+            // A cursor goes through a link's text and through JSON, and comes back the same.
+            let cursor = try #require(first.next)
+            #expect(OperationPage.Cursor(cursor.description) == cursor && cursor.description == "\(cursor.order).0")
+            let json = try JSONEncoder().encode(["after": cursor])
+            #expect(String(decoding: json, as: UTF8.self) == "{\"after\":\"\(cursor)\"}")
+            #expect(try JSONDecoder().decode([String: OperationPage.Cursor].self, from: json) == ["after": cursor])
+            for text in ["", "12", "12.", ".3", "-1.0", "1.2.3"] { #expect(OperationPage.Cursor(text) == nil) }
+            #expect(throws: DecodingError.self) {
+                try JSONDecoder().decode(OperationPage.Cursor.self, from: Data("\"x\"".utf8))
+            }
+
             let error = #expect(throws: RelayError.self) { try point.operations(OperationQuery(limit: 0)) }
             #expect(error?.code == .invalidArgument)
             gate.open()

@@ -7,7 +7,9 @@ extension DataPoint {
     ///
     /// It lists what the DataPoint knows: every unfinished operation, and finished ones within their retention (see
     /// ``Configuration/retention``). It reads every known operation under the pipeline's lock, so it suits a tool or
-    /// a dashboard, not a hot path.
+    /// a dashboard, not a hot path. On a store that several processes share, it lists what this process holds, such as
+    /// what it runs, and not what ran elsewhere; the store may list the whole fleet's (PostgreSQL's
+    /// `PostgresFleetStorage.operations(_:of:deadline:)`).
     ///
     /// ```swift
     /// let failed = try point.operations(OperationQuery(states: [.failed], sequence: "webhooks"))

@@ -86,12 +86,82 @@ public struct OperationQuery: Sendable, Hashable {
 /// One page of a listing: the operations' statuses, oldest first, and where the next page starts.
 public struct OperationPage: Sendable, Hashable {
     /// A place in a listing, after which the next page starts; it stays valid while operations come and go.
-    public struct Cursor: Sendable, Hashable {
-        let order: UInt64
+    ///
+    /// Its text form carries it through a URL or a form, as a dashboard pages through a listing:
+    ///
+    /// ```swift
+    /// let text = page.next?.description  // "12.0"
+    /// let cursor = text.flatMap(OperationPage.Cursor.init)
+    /// ```
+    ///
+    /// A DataPoint's cursors hold its own order of operations, and stay valid while it runs; a store that lists
+    /// operations itself makes its own, such as RelayPostgres's listing of the whole fleet, ordered by commit number
+    /// and place in the commit.
+    public struct Cursor: Sendable, Hashable, Codable, LosslessStringConvertible {
+        /// The last listed operation's place in the listing's order: a DataPoint's own order, or a commit's number.
+        public let order: UInt64
+        /// Its place among the operations of the same ``order``, such as its place in its commit; 0 where there is
+        /// one operation for each.
+        public let suborder: UInt64
+
+        /// The place after the operation at `order` and `suborder` of a listing.
+        ///
+        /// - Parameters:
+        ///   - order: The operation's place in the listing's order.
+        ///   - suborder: Its place among the operations of the same `order`.
+        public init(order: UInt64, suborder: UInt64 = 0) {
+            self.order = order
+            self.suborder = suborder
+        }
+
+        /// Reads the text form, `order.suborder`, such as `12.3`.
+        ///
+        /// - Parameter description: The text form.
+        public init?(_ description: String) {
+            let parts = description.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let order = UInt64(parts[0]), let suborder = UInt64(parts[1]) else { return nil }
+            self.init(order: order, suborder: suborder)
+        }
+
+        /// The text form, `order.suborder`, such as `12.3`.
+        public var description: String { "\(order).\(suborder)" }
+
+        /// Reads the text form from a single value.
+        ///
+        /// - Parameter decoder: The decoder.
+        /// - Throws: `DecodingError.dataCorrupted` for text that is not a cursor's.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let cursor = Cursor(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "\(text) is not a listing's cursor, order.suborder")
+            }
+            self = cursor
+        }
+
+        /// Writes the text form as a single value.
+        ///
+        /// - Parameter encoder: The encoder.
+        /// - Throws: What the encoder throws.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
     }
 
     /// The operations, oldest first (in the order their commits enqueued them).
     public let statuses: [CallStatus]
     /// Where the next page starts, or `nil` when this is the last.
     public let next: Cursor?
+
+    /// A page, as a store that lists operations itself answers.
+    ///
+    /// - Parameters:
+    ///   - statuses: The operations, oldest first.
+    ///   - next: Where the next page starts, or `nil` for the last.
+    public init(statuses: [CallStatus], next: Cursor?) {
+        self.statuses = statuses
+        self.next = next
+    }
 }

@@ -23,6 +23,43 @@ extension PostgresFleetStorage {
         try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline).contents()
     }
 
+    /// The operations of the whole fleet that `query` selects, oldest commit first, one page; the next page starts at
+    /// ``Relay/OperationPage/next``.
+    ///
+    /// A DataPoint's own ``Relay/DataPoint/operations(_:)`` lists what its process knows: what it enqueued, runs, or
+    /// heard of. This lists what the database holds, whichever process enqueued or ran it, in one snapshot of the
+    /// database: the fleet's dead letters, for one, to replay or purge from any process. An operation waiting for its
+    /// dependencies lists as pending, and finished ones as long as the fleet keeps them. Its cursors order operations by
+    /// commit number and place in the commit; a DataPoint's own listing does not read them. It changes nothing, and a
+    /// database that Relay has not set up holds none.
+    ///
+    /// ```swift
+    /// var query = OperationQuery.deadLetters(limit: 50)
+    /// repeat {
+    ///     let page = try await PostgresFleetStorage.operations(query, of: client)
+    ///     for status in page.statuses { print(status.id, status.state) }
+    ///     query.after = page.next
+    /// } while query.after != nil
+    /// ```
+    ///
+    /// States and sequences are selected by the database; the kind is kept inside each operation's encoded form, so a
+    /// query of a kind reads the operations after the cursor until its page is full. Each page sorts the operations
+    /// it reads past: it suits a tool or a dashboard, not a hot path.
+    ///
+    /// - Parameters:
+    ///   - query: The states, sequence and kind to list, and the page.
+    ///   - client: A running client of the database.
+    ///   - deadline: How long it waits for the database.
+    /// - Returns: The page.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when the limit is below 1,
+    ///   ``RelayError/Code/storageFailure``, or ``RelayError/Code/corruptStore`` for a row that no Relay writes.
+    public static func operations(
+        _ query: OperationQuery = OperationQuery(), of client: PostgresClient, deadline: Duration = .seconds(30)
+    ) async throws -> OperationPage {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
+            .operations(query)
+    }
+
     /// How many operations the whole fleet holds in each state, of one sequence when given; states with none are left
     /// out.
     ///

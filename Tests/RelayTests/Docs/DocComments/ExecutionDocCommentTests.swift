@@ -183,6 +183,10 @@ struct ExecutionDocCommentTests {
                 query.after = page.next
             } while query.after != nil
             #expect(listed == 3)
+            let page = try point.operations(OperationQuery(limit: 1))
+            let text = page.next?.description  // "12.0"
+            let cursor = text.flatMap(OperationPage.Cursor.init)
+            #expect(cursor == page.next && cursor != nil)
             for status in try point.operations(OperationQuery(states: [.failed])).statuses {
                 try await point.replay(status.id)
             }
