@@ -39,7 +39,7 @@ final class GatedStorage: Storage {
     func close() async throws {}
 }
 
-@Suite("S13 events after durability", .timeLimit(.minutes(1)))
+@Suite("S13 S16 what waits for durability", .timeLimit(.minutes(1)))
 struct EventDurabilityTests {
     @Test("S13: a subscriber sees an event only once the transition it reports is durable")
     func eventsWaitForDurability() async throws {
@@ -58,6 +58,30 @@ struct EventDurabilityTests {
             }
             await recorder.waitFor { $0.operationID == operation.id && $0.kind.isTerminal }
             #expect(recorder.kinds(of: operation.id).first == .enqueued(snapshot: 1))
+        }
+    }
+
+    @Test("S16: an operation runs only once its commit is durable, its start recorded beside the commit")
+    func runsOnceItsCommitIsDurable() async throws {
+        let storage = GatedStorage()
+        let ran = Mutex(0)
+        try await withManualPoint(storage: storage) { point, _ in
+            point.register(
+                ClosureExecutor { _, _ in
+                    ran.withLock { $0 += 1 }
+                    return .completed(Data())
+                }, for: "counted")
+            storage.holdDurability()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try await point.enqueue(CallOperation(kind: "counted")).value }
+                // The commit waits for durability, and so does the worker that claimed its operation at once: its
+                // start follows the commit in the log, and shares its sync.
+                await storage.durable.waitForArrivals(2)
+                #expect(ran.withLock { $0 } == 0)
+                storage.durable.open()
+                try await group.waitForAll()
+            }
+            #expect(ran.withLock { $0 } == 1)
         }
     }
 }

@@ -59,6 +59,20 @@ struct PipelineActions: Sendable {
         settlements = settlements.map { ($0.0, .failure(error)) }
     }
 
+    /// Wakes the workers, and the supervisor that starts them, before the transition is durable, and leaves the rest
+    /// for ``perform(observers:)``.
+    ///
+    /// What a woken worker claims records its start after this transition's records, and runs only once that record
+    /// is durable: nothing runs before this transition is, nor if it never is. Woken at once, the worker's start can
+    /// share this transition's sync instead of waiting for the next one.
+    mutating func wakeWorkers() {
+        guard !workerWakes.isEmpty || !spawnWakes.isEmpty else { return }
+        for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
+        for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
+        workerWakes.removeAll()
+        spawnWakes.removeAll()
+    }
+
     /// Tells the observers of finished operations, then resumes what waits and settles the outcomes; outside the
     /// lock, once the transition is durable.
     func perform(observers: [any CallObserver]) {

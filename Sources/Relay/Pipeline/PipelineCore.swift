@@ -158,6 +158,7 @@ final class PipelineCore: Sendable {
     /// before that.
     func acknowledge(_ receipt: Receipt, _ actions: inout PipelineActions) async throws(RelayError) {
         guard receipt.ticket != .durable else { return perform(receipt, actions) }
+        actions.wakeWorkers()
         do {
             try await storage.waitUntilDurable(receipt.ticket)
         } catch {
