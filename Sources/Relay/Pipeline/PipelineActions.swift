@@ -69,8 +69,8 @@ struct PipelineActions: Sendable {
         guard !workerWakes.isEmpty || !spawnWakes.isEmpty else { return }
         for (continuation, wake) in workerWakes { continuation.resume(returning: wake) }
         for (continuation, spawn) in spawnWakes { continuation.resume(returning: spawn) }
-        workerWakes.removeAll()
-        spawnWakes.removeAll()
+        workerWakes.removeAll(keepingCapacity: true)
+        spawnWakes.removeAll(keepingCapacity: true)
     }
 
     /// Tells the observers of finished operations, then resumes what waits and settles the outcomes; outside the

@@ -156,6 +156,9 @@ final class PipelineCore: Sendable {
 
     /// Waits until the event is durable, then delivers its events and performs its actions; nothing is acknowledged
     /// before that.
+    ///
+    /// Only the workers it wakes go at once: what they start waits for records after its own (see
+    /// ``PipelineActions/wakeWorkers()``).
     func acknowledge(_ receipt: Receipt, _ actions: inout PipelineActions) async throws(RelayError) {
         guard receipt.ticket != .durable else { return perform(receipt, actions) }
         actions.wakeWorkers()
