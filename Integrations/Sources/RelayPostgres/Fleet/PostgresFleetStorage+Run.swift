@@ -57,7 +57,7 @@ extension PostgresFleetStorage {
         for await _ in wakes {
             var more = true
             while more, !Task.isCancelled {
-                guard let request = reserveClaim(for: link) else { break }
+                guard let request = reserveClaim(by: .loop, for: link) else { break }
                 defer { releaseClaim(request) }
                 do {
                     let claims = try await queue.claim(request)
@@ -72,24 +72,22 @@ extension PostgresFleetStorage {
         }
     }
 
-    /// Reserves the room a claim may fill: what the DataPoint takes beside what waits for a worker here and what
-    /// the other claim under way asks for, so that the two claimers (the loop, and the transaction that records
-    /// outcomes) never hold more than ``Options/claimLimit`` between them; `nil` when there is none.
-    private func reserveClaim(for link: SharedLink) -> PostgresQueue.ClaimRequest? {
+    /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here
+    /// and what the other claim under way asks for (see ``PostgresClaimRoom``); `nil` when there is none.
+    private func reserveClaim(
+        by claimer: PostgresClaimRoom.Claimer, for link: SharedLink
+    ) -> PostgresQueue.ClaimRequest? {
         let (waiting, sequences) = (link.waiting, link.sequences)
         guard !sequences.isEmpty else { return nil }
-        let room = claimsUnderway.withLock { underway in
-            let room = max(0, options.claimLimit - waiting - underway)
-            underway += room
-            return room
-        }
+        let room = claimRoom.withLock { $0.reserve(for: claimer, waiting: waiting) }
         guard room > 0 else { return nil }
         return PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
     }
 
-    /// Gives back the room of a claim whose operations the DataPoint holds now, or that failed.
+    /// Gives back the room of a claim whose operations the DataPoint holds now, or that failed; wakes the loop if it
+    /// found no room meanwhile.
     private func releaseClaim(_ request: PostgresQueue.ClaimRequest) {
-        claimsUnderway.withLock { $0 -= request.limit }
+        if claimRoom.withLock({ $0.release(request.limit) }) { wakeClaims() }
     }
 
     /// Holds claims, and hands them to the DataPoint to run.
@@ -298,7 +296,7 @@ extension PostgresFleetStorage {
             let link = running.withLock { $0?.link }
             // The slots these outcomes free are claimed again in their transaction.
             let plain = outcomes.filter(\.changes.isEmpty)
-            let request = plain.isEmpty ? nil : link.flatMap(reserveClaim(for:))
+            let request = plain.isEmpty ? nil : link.flatMap { reserveClaim(by: .outcomes, for: $0) }
             defer { request.map(releaseClaim) }
             let (finished, claims) = try await queue.finish(plain, thenClaiming: request)
             // Held at once: what follows may fail, and a claim committed but never held would wait for its lease.

@@ -101,8 +101,8 @@ public final class PostgresFleetStorage: SharedStorage {
     /// Whether a destination may be offline: the store looks for due probes on every poll only while it may, and
     /// on the lease's cadence whatever it heard, so that a fleet with every destination online reads nothing more.
     let offlineKnown = Mutex(false)
-    /// The room that claims under way have reserved: see ``reserveClaim(for:)``.
-    let claimsUnderway = Mutex(0)
+    /// The room that claims under way have reserved: see ``PostgresClaimRoom``.
+    let claimRoom: Mutex<PostgresClaimRoom>
     /// What the poll looks up for the handles awaited here.
     let backstop = Mutex(PostgresBackstop())
 
@@ -122,6 +122,7 @@ public final class PostgresFleetStorage: SharedStorage {
         queue = PostgresQueue(client: client, logger: logger, deadline: options.deadline, clock: clock)
         self.options = options
         self.clock = clock
+        claimRoom = Mutex(PostgresClaimRoom(limit: options.claimLimit))
     }
 
     var logger: Logger { queue.logger }

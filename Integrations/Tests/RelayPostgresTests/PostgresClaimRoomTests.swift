@@ -1,0 +1,37 @@
+import Testing
+
+@testable import RelayPostgres
+
+/// The room of a process's two claimers, as a state machine: each reservation and release, then what it returns.
+@Suite("PostgreSQL claim room")
+struct PostgresClaimRoomTests {
+    @Test("S31: the two claimers never hold more than the limit between them, beside what waits for a worker")
+    func roomIsShared() {
+        var room = PostgresClaimRoom(limit: 64)
+        #expect(room.reserve(for: .outcomes, waiting: 10) == 54)
+        #expect(room.reserve(for: .outcomes, waiting: 10) == 0)
+        #expect(room.release(54) == false)
+        #expect(room.reserve(for: .loop, waiting: 0) == 64)
+        #expect(room.release(64) == false)
+        // A DataPoint whose workers are busy leaves no room, and nothing under way to wake the loop when it ends.
+        #expect(room.reserve(for: .loop, waiting: 64) == 0)
+        #expect(room.reserve(for: .outcomes, waiting: 60) == 4)
+        #expect(room.release(4) == false)
+    }
+
+    @Test("S31: a wake of the loop that finds the room reserved by outcomes being recorded wakes it again after them")
+    func refusedWakeIsKept() {
+        var room = PostgresClaimRoom(limit: 64)
+        #expect(room.reserve(for: .outcomes, waiting: 0) == 64)
+        // Work announced now may be committed after the transaction's claim read the database.
+        #expect(room.reserve(for: .loop, waiting: 0) == 0)
+        #expect(room.release(64) == true)
+        // Once: the loop claims what is left, and a later release has nothing to make up for.
+        #expect(room.reserve(for: .outcomes, waiting: 0) == 64)
+        #expect(room.release(64) == false)
+        // The loop refuses nobody: the transaction that finds no room claims nothing, and wakes the loop itself.
+        #expect(room.reserve(for: .loop, waiting: 0) == 64)
+        #expect(room.reserve(for: .outcomes, waiting: 0) == 0)
+        #expect(room.release(64) == false)
+    }
+}
