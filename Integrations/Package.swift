@@ -86,6 +86,7 @@ let package = Package(
                 "RelayPostgresWorker",
                 "RelayPostgresCommand",
                 .product(name: "RelayTesting", package: "Relay"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

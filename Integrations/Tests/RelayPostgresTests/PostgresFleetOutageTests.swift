@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import Relay
 import RelayPostgres
@@ -106,6 +107,40 @@ struct PostgresFleetOutageTests {
             let ranBy = try await Fleet.ranBy(handles)
             #expect(ranBy == ["A": 100, "B": 100])
             #expect(try await Self.unfinished(in: database) == 0)
+        }
+    }
+
+    @Test("S31: a claim that failed is made again once the database answers, with no other wake to come")
+    func failedClaimMadeAgain() async throws {
+        // Neither LISTEN nor the poll wakes the claims here: the resume is the one wake, and its claim fails.
+        var options = Fleet.options()
+        options.listens = false
+        options.pollInterval = .seconds(3600)
+        let claimFailed = Gate()
+        let logger = Logger(label: "relay-outage-tests") { _ in
+            GateLogHandler(opening: claimFailed, on: "claiming operations failed")
+        }
+        try await TestDatabase.with { [options] client, database in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: options, logger: logger),
+                executors: [Fleet.work: Fleet.runner("A")]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 4))
+                try await point.suspend()
+                let handle = try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.left))
+                try await Self.renameClaim(in: database, from: "relay_claim", to: "relay_claim_hidden")
+                try await point.resume()
+                await claimFailed.wait()
+                try await Self.renameClaim(in: database, from: "relay_claim_hidden", to: "relay_claim")
+                #expect(try await handle.value == Data("A".utf8))
+            }
+        }
+    }
+
+    /// Renames the database's claim function, so that every claim fails until it is renamed back.
+    private static func renameClaim(in database: String, from name: String, to newName: String) async throws {
+        try await TestDatabase.withClient(database: database) { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "ALTER FUNCTION \(name) RENAME TO \(newName)"))
         }
     }
 

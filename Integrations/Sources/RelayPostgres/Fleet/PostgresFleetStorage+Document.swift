@@ -8,13 +8,17 @@ extension PostgresFleetStorage {
     /// A process that has fallen behind what the fleet keeps of removals (cut off from the database for longer than
     /// ``Options/eventRetention``) reads the whole document again, and the DataPoint drops what was removed meanwhile.
     func followDocument(for link: SharedLink, on wakes: AsyncStream<Void>) async {
+        var pause = Self.firstPause
         for await _ in wakes {
             do {
                 try await catchUpDocument(for: link)
+                pause = Self.firstPause
             } catch {
                 guard !Task.isCancelled else { return }
                 logger.warning(
-                    "reading the document's changes failed; polling retries", metadata: ["error": "\(error)"])
+                    "reading the document's changes failed; trying again", metadata: ["error": "\(error)"])
+                guard await pausedAfterFailure(&pause) else { return }
+                wakeDocument()
             }
         }
     }

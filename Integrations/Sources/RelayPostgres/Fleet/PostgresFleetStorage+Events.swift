@@ -15,42 +15,49 @@ extension PostgresFleetStorage {
     /// of the log, which delivers them itself unless they were passed or are held back.
     func followEvents(for link: SharedLink, on wakes: AsyncStream<Void>) async {
         var cursor: PostgresQueue.EventCursor?
+        var pause = Self.firstPause
         for await _ in wakes {
             do {
-                guard link.followsEvents, let from = cursor else {
-                    link.publish([])
-                    cursor = try await queue.eventCursor()
-                    continue
-                }
-                cursor = try await readEvents(after: from, for: link)
-                let followed = link.followedElsewhere
-                guard !followed.isEmpty else { continue }
-                let endings = try await queue.endings(of: followed)
-                guard !endings.isEmpty, let from = cursor else { continue }
-                cursor = try await readEvents(after: from, for: link)
-                let stillFollowed = Set(link.followedElsewhere)
-                link.publish(endings.filter { stillFollowed.contains($0.operationID) })
+                try await followEvents(from: &cursor, for: link)
+                pause = Self.firstPause
             } catch {
                 guard !Task.isCancelled else { return }
-                logger.warning("reading the event log failed; polling retries", metadata: ["error": "\(error)"])
+                logger.warning("reading the event log failed; trying again", metadata: ["error": "\(error)"])
+                guard await pausedAfterFailure(&pause) else { return }
+                wakeEvents(for: link, always: true)
             }
         }
     }
 
-    /// Reads the log from `cursor` up to what is final, publishing other processes' events; returns where the next
-    /// read starts.
-    private func readEvents(
-        after cursor: PostgresQueue.EventCursor, for link: SharedLink
-    ) async throws -> PostgresQueue.EventCursor {
-        var from = cursor
+    /// Reads and publishes what the log holds after `cursor`, or only finds the log's end while nothing follows every
+    /// event here, moving `cursor` past what it published even when a later read fails.
+    private func followEvents(from cursor: inout PostgresQueue.EventCursor?, for link: SharedLink) async throws {
+        guard link.followsEvents, var from = cursor else {
+            link.publish([])
+            cursor = try await queue.eventCursor()
+            return
+        }
+        defer { cursor = from }
+        try await readEvents(from: &from, for: link)
+        let followed = link.followedElsewhere
+        guard !followed.isEmpty else { return }
+        let endings = try await queue.endings(of: followed)
+        guard !endings.isEmpty else { return }
+        try await readEvents(from: &from, for: link)
+        let stillFollowed = Set(link.followedElsewhere)
+        link.publish(endings.filter { stillFollowed.contains($0.operationID) })
+    }
+
+    /// Reads the log from `cursor` up to what is final, publishing other processes' events and moving `cursor` past
+    /// each read.
+    private func readEvents(from cursor: inout PostgresQueue.EventCursor, for link: SharedLink) async throws {
         var more = true
         while more, !Task.isCancelled {
-            let logged = try await queue.events(after: from, except: owner, limit: Self.eventsPerRead)
+            let logged = try await queue.events(after: cursor, except: owner, limit: Self.eventsPerRead)
             link.publish(logged.events)
-            from = logged.cursor
+            cursor = logged.cursor
             more = logged.more
         }
-        return from
     }
 
     /// Wakes the loop that follows the event log: on the polling timer always, on a notification only while a stream

@@ -7,7 +7,7 @@ extension PostgresFleetStorage {
     /// Listens for ready and finished work and for cancellations, listening again after the connection is lost; after
     /// each (re)start it looks up what it may have missed.
     func listen(for link: SharedLink) async {
-        var pause = Duration.milliseconds(10)
+        var pause = Self.firstPause
         while !Task.isCancelled {
             do {
                 try await queue.client.withConnection { connection in
@@ -16,7 +16,7 @@ extension PostgresFleetStorage {
                             try await connection.listen(on: PostgresQueue.cancelChannel) { cancels in
                                 try await connection.listen(on: PostgresQueue.eventsChannel) { events in
                                     try await connection.listen(on: PostgresQueue.modelsChannel) { document in
-                                        pause = .milliseconds(10)
+                                        pause = Self.firstPause
                                         try await self.heard(
                                             Notifications(
                                                 ready: ready, finished: finished, cancels: cancels, events: events,

@@ -52,24 +52,44 @@ extension PostgresFleetStorage {
         _ = running.withLock { $0?.wake.yield() }
     }
 
-    /// Claims as much as the DataPoint has room for, each time it is woken.
+    /// Claims as much as the DataPoint has room for, each time it is woken; a claim that fails is made again after a
+    /// pause (see ``pausedAfterFailure(_:)``).
     private func claim(for link: SharedLink, on wakes: AsyncStream<Void>) async {
+        var pause = Self.firstPause
         for await _ in wakes {
             var more = true
             while more, !Task.isCancelled {
                 guard let request = reserveClaim(by: .loop, for: link) else { break }
-                defer { releaseClaim(request) }
                 do {
-                    let claims = try await queue.claim(request)
-                    await take(claims, for: link)
-                    more = claims.count >= request.limit
+                    more = try await claim(request, for: link)
+                    pause = Self.firstPause
                 } catch {
                     guard !Task.isCancelled else { return }
-                    logger.warning("claiming operations failed; polling retries", metadata: ["error": "\(error)"])
-                    more = false
+                    logger.warning("claiming operations failed; trying again", metadata: ["error": "\(error)"])
+                    guard await pausedAfterFailure(&pause) else { return }
                 }
             }
         }
+    }
+
+    /// The first pause before a call that failed is made again.
+    static let firstPause = Duration.milliseconds(10)
+
+    /// Waits before a claim or a read that failed is made again, rather than leave it to the next wake, which may be
+    /// a poll far off or never come: `pause`, which then doubles up to the polling interval; `false` once the task is
+    /// cancelled.
+    func pausedAfterFailure(_ pause: inout Duration) async -> Bool {
+        do { try await clock.sleep(for: pause) } catch { return false }
+        pause = min(pause * 2, options.pollInterval)
+        return true
+    }
+
+    /// Claims what `request` reserved and hands it to the DataPoint; whether it filled all the room it asked for.
+    private func claim(_ request: PostgresQueue.ClaimRequest, for link: SharedLink) async throws -> Bool {
+        defer { releaseClaim(request) }
+        let claims = try await queue.claim(request)
+        await take(claims, for: link)
+        return claims.count >= request.limit
     }
 
     /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here
