@@ -1,3 +1,5 @@
+import Relay
+
 /// An operation's state in its row of `relay_operations`.
 enum PostgresOperationState: Int16, Sendable, Hashable, Comparable {
     /// Waiting for dependencies: `blockers` counts those unfinished.
@@ -18,4 +20,32 @@ enum PostgresOperationState: Int16, Sendable, Hashable, Comparable {
     var satisfies: Bool { self == .completed || self == .skipped }
 
     static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension PostgresOperationState {
+    /// The state a query of operations names: waiting for dependencies is pending, as a DataPoint counts it.
+    var queryState: OperationQuery.State {
+        switch self {
+        case .blocked, .pending: .pending
+        case .running: .running
+        case .completed: .completed
+        case .skipped: .skipped
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
+
+extension OperationQuery.State {
+    /// The states the database stores for it: a pending operation may wait for its dependencies too.
+    var storedStates: [PostgresOperationState] {
+        switch self {
+        case .pending: [.blocked, .pending]
+        case .running: [.running]
+        case .completed: [.completed]
+        case .skipped: [.skipped]
+        case .failed: [.failed]
+        case .cancelled: [.cancelled]
+        }
+    }
 }

@@ -92,17 +92,3 @@ extension PostgresQueue {
         }
     }
 }
-
-extension PostgresOperationState {
-    /// The state a query of operations names: waiting for dependencies is pending, as a DataPoint counts it.
-    var queryState: OperationQuery.State {
-        switch self {
-        case .blocked, .pending: .pending
-        case .running: .running
-        case .completed: .completed
-        case .skipped: .skipped
-        case .failed: .failed
-        case .cancelled: .cancelled
-        }
-    }
-}

@@ -126,17 +126,3 @@ extension PostgresQueue {
                 attempts: Int(attempts)))
     }
 }
-
-extension OperationQuery.State {
-    /// The states the database stores for it: a pending operation may wait for its dependencies too.
-    fileprivate var storedStates: [PostgresOperationState] {
-        switch self {
-        case .pending: [.blocked, .pending]
-        case .running: [.running]
-        case .completed: [.completed]
-        case .skipped: [.skipped]
-        case .failed: [.failed]
-        case .cancelled: [.cancelled]
-        }
-    }
-}
