@@ -103,4 +103,14 @@ extension PostgresSchema {
         "DROP INDEX relay_events_at",
         "CREATE INDEX relay_events_at ON relay_events USING brin (at)",
     ]
+
+    /// Schema version 18: the log tells of suspensions and resumes too, with their reasons: kinds 7 (suspended) and 8
+    /// (resumed), in rows that name no operation, and whose `sequence` is `NULL` for the whole fleet.
+    static let suspensionEventStatements = [
+        """
+        ALTER TABLE relay_events ALTER COLUMN operation DROP NOT NULL, ALTER COLUMN sequence DROP NOT NULL,
+            ALTER COLUMN attempts DROP NOT NULL, ALTER COLUMN snapshot DROP NOT NULL,
+            ALTER COLUMN enqueued_at DROP NOT NULL, ADD COLUMN reason text
+        """
+    ]
 }

@@ -253,5 +253,6 @@ public enum PostgresSchema {
         Migration(summary: "the event log indexed for its readers alone", statements: leanEventStatements),
         Migration(summary: "the claim in one call, planned once a connection", statements: claimStatements),
         Migration(summary: "how long finished operations ran, for the fleet's metrics", statements: runTimeStatements),
+        Migration(summary: "suspensions and resumes in the event log", statements: suspensionEventStatements),
     ]
 }

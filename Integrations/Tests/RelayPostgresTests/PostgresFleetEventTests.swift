@@ -108,4 +108,50 @@ struct PostgresFleetEventTests {
                 try await Fleet.count("SELECT count(*) FROM relay_events WHERE result IS NOT NULL", in: database) == 0)
         }
     }
+
+    /// The suspensions and resumes that `events` delivers, in words, until operation `id` has ended.
+    private static func suspensions(until id: UUID, in events: CallEventStream) async -> [String] {
+        var seen: [String] = []
+        for await event in events {
+            if event.operationID == id, event.kind.isTerminal { break }
+            guard event.kind.isSuspended || event.kind.isResumed else { continue }
+            seen.append("\(event.sequenceName?.rawValue ?? "fleet") \(event.kind)")
+        }
+        return seen
+    }
+
+    @Test("S29: suspensions and resumes in one process reach every process's stream of every event, each once")
+    func suspensionsAcrossProcesses() async throws {
+        try await Fleet.withTwoProcesses { point, database in
+            try await TestDatabase.withClient(database: database) { client in
+                // A third process, which runs nothing, follows every event.
+                try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: Fleet.options())) {
+                    third in
+                    let there = third.events()
+                    let here = point.events()
+                    // Once the third process hears of this operation's end, it follows the log.
+                    let first = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+                    _ = try await point.execute(first)
+                    #expect(await Self.suspensions(until: first.id, in: there).isEmpty)
+
+                    let left = try #require(point.sequence(named: Fleet.left))
+                    try await point.suspend(reason: "deploy")
+                    try await left.suspend(reason: "left's turn")
+                    try await left.suspend(reason: "counted, not announced")
+                    try await left.resume(reason: "counted down, not announced")
+                    try await left.resume(reason: "left's done")
+                    try await point.resume(reason: "deployed")
+                    // Once a stream hears of this operation's end, it has heard all it will of the suspensions.
+                    let last = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+                    _ = try await point.execute(last)
+                    let expected = [
+                        "fleet suspended: deploy", "left suspended: left's turn", "left resumed: left's done",
+                        "fleet resumed: deployed",
+                    ]
+                    #expect(await Self.suspensions(until: last.id, in: there) == expected)
+                    #expect(await Self.suspensions(until: last.id, in: here) == expected, "announced here once")
+                }
+            }
+        }
+    }
 }

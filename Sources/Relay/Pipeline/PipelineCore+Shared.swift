@@ -179,7 +179,7 @@ extension PipelineCore {
             return try machine.registeredLane(name)
         }
         let counts = try await callShared("change suspensions") {
-            try await store.changeSuspensions(of: name, by: change)
+            try await store.changeSuspensions(of: name, by: change, reason: reason)
         }
         let now = clock.now
         perform(

@@ -62,20 +62,21 @@ extension PipelineStateMachine {
             enqueueAnnouncements = SharedEnqueueAnnouncements()
             // Streams of one operation that another process runs hear of it all the same, from their start on: an
             // operation followed here was enqueued before its stream opened.
-            for event in events where !event.kind.isEnqueued && hub.hasSubscribers(for: event.operationID) {
+            for event in events {
+                guard let id = event.operationID, !event.kind.isEnqueued, hub.hasSubscribers(for: id) else { continue }
                 hub.publish(
-                    operationID: event.operationID, sequenceName: event.sequenceName, kind: event.kind,
-                    date: event.date, into: &actions.events)
+                    operationID: id, sequenceName: event.sequenceName, kind: event.kind, date: event.date,
+                    into: &actions.events)
             }
             return
         }
         for event in events {
-            if event.kind.isEnqueued {
+            if let id = event.operationID, event.kind.isEnqueued {
                 // One of this process's commits, read from the log before the commit answered here.
-                enqueuesInFlight.remove(event.operationID)
-                guard enqueueAnnouncements.logged(event.operationID) else { continue }
-            } else if event.kind.isStarted || event.kind.isTerminal {
-                enqueueAnnouncements.started(event.operationID)
+                enqueuesInFlight.remove(id)
+                guard enqueueAnnouncements.logged(id) else { continue }
+            } else if let id = event.operationID, event.kind.isStarted || event.kind.isTerminal {
+                enqueueAnnouncements.started(id)
             }
             hub.publish(
                 operationID: event.operationID, sequenceName: event.sequenceName, kind: event.kind, date: event.date,

@@ -60,15 +60,20 @@ public protocol SharedStorage: Storage {
     /// `change`, never below zero: while it is above zero, the store claims no operation of it for any process.
     ///
     /// ``DataPoint/suspend(reason:)``, ``DataPoint/resume(reason:)`` and their ``CallSequence`` counterparts call it
-    /// on a shared store, from any process: a suspension made in one process is resumed from any.
+    /// on a shared store, from any process: a suspension made in one process is resumed from any. A change that
+    /// suspends (from zero) or resumes (to zero) is announced to the other processes' streams of every event, with
+    /// `reason` (see ``SharedEvent/init(sequenceName:kind:date:)``); the process that made it announces it itself.
     ///
     /// - Parameters:
     ///   - sequence: The sequence, or `nil` for every sequence.
     ///   - change: `1` to suspend, `-1` to resume, or more at once.
+    ///   - reason: Why, for the events that announce the change.
     /// - Returns: The count before and after the change.
     /// - Throws: ``RelayError`` with ``RelayError/Code/unknownSequence`` for a sequence the store does not know, or
     ///   ``RelayError/Code/storageFailure``.
-    func changeSuspensions(of sequence: CallSequence.Name?, by change: Int) async throws -> (previous: Int, count: Int)
+    func changeSuspensions(
+        of sequence: CallSequence.Name?, by change: Int, reason: String
+    ) async throws -> (previous: Int, count: Int)
 
     /// The operation `id` as the store holds it, wherever it was enqueued and wherever it runs, or `nil` when the store
     /// holds no such operation.

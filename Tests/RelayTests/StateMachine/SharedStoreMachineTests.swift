@@ -137,6 +137,29 @@ struct SharedStoreMachineTests {
         #expect(!test.machine.followsSharedEvents, "nothing left to follow")
     }
 
+    @Test("S29: another process's suspensions reach streams of every event, and no stream of one operation")
+    func suspensionsElsewhere() throws {
+        var test = try MachineUnderTest(bunchSize: 1, sharing: true)
+        let id = UUID()
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: id, elsewhere: .awaited)
+        _ = test.takeActions()
+        let date = Date(timeIntervalSince1970: 1)
+        let events = [
+            SharedEvent(sequenceName: nil, kind: .suspended(reason: "deploy"), date: date),
+            SharedEvent(sequenceName: .data, kind: .resumed(reason: "done"), date: date),
+        ]
+        test.publish(events)
+        #expect(test.takeActions().delivered.isEmpty, "a stream of one operation hears only of it")
+
+        _ = try test.subscribe(MachineUnderTest.Subscriber(), to: nil)
+        _ = test.takeActions()
+        test.publish(events)
+        let delivered = test.takeActions().delivered
+        #expect(delivered.map(\.kind.name) == ["suspended", "resumed"])
+        #expect(delivered.map(\.sequenceName) == [nil, .data])
+        #expect(delivered.allSatisfy { $0.operationID == nil && $0.date == date })
+    }
+
     @Test("S9/S28: on a shared store, an attempt whose destination is offline gives its operation back to the store")
     func offlineHandedToStore() throws {
         var test = try MachineUnderTest(bunchSize: 1, sharing: true)

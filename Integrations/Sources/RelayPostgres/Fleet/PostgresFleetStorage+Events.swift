@@ -45,7 +45,7 @@ extension PostgresFleetStorage {
         guard !endings.isEmpty else { return }
         try await readEvents(from: &from, for: link)
         let stillFollowed = Set(link.followedElsewhere)
-        link.publish(endings.filter { stillFollowed.contains($0.operationID) })
+        link.publish(endings.filter { $0.operationID.map(stillFollowed.contains) == true })
     }
 
     /// Reads the log from `cursor` up to what is final, publishing other processes' events and moving `cursor` past

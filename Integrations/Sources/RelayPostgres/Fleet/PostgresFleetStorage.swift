@@ -275,14 +275,14 @@ public final class PostgresFleetStorage: SharedStorage {
     }
 
     /// Moves the fleet-wide suspension count of a sequence, or of every sequence; see
-    /// ``SharedStorage/changeSuspensions(of:by:)``.
+    /// ``SharedStorage/changeSuspensions(of:by:reason:)``.
     ///
     /// The change is committed, and announced to every process, before this returns: from then on no process claims
-    /// from what it suspended.
+    /// from what it suspended. A suspension or a resume is written to the fleet's event log in the same transaction.
     public func changeSuspensions(
-        of sequence: CallSequence.Name?, by change: Int
+        of sequence: CallSequence.Name?, by change: Int, reason: String
     ) async throws -> (previous: Int, count: Int) {
-        let counts = try await queue.changeSuspensions(of: sequence, by: change)
+        let counts = try await queue.changeSuspensions(of: sequence, by: change, reason: reason, origin: owner)
         if counts.count == 0 { wakeClaims() }
         return counts
     }

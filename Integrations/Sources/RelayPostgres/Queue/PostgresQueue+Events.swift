@@ -43,7 +43,7 @@ extension PostgresQueue {
                     attempts, snapshot, at, enqueued_at, started_at, finished_at,
                     CASE WHEN origin IS DISTINCT FROM \(origin) AND kind IN (5, 6) THEN coalesce(
                         result, (SELECT o.result FROM relay_operations o WHERE o.id = relay_events.operation))
-                    END
+                    END, reason
                 FROM relay_events
                 WHERE (tx, position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
                     AND tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -54,14 +54,29 @@ extension PostgresQueue {
             for row in rows {
                 let (
                     transaction, position, own, id, sequence, kind, attempts, snapshot, at, enqueuedAt, startedAt,
-                    finishedAt, result
+                    finishedAt, result, reason
                 ) = try row.decode(
-                    (Int64, Int64, Bool, UUID, String, Int16, Int32, Int64, Date, Date, Date?, Date?, ByteBuffer?)
-                        .self)
+                    (
+                        Int64, Int64, Bool, UUID?, String?, Int16, Int32?, Int64?, Date, Date?, Date?, Date?,
+                        ByteBuffer?, String?
+                    ).self)
                 next = EventCursor(transaction: transaction, position: position)
                 // Its own enqueued events too: the DataPoint announces them when the commit answers, or from here when
                 // the log is read first.
                 guard !own || kind == 0 else { continue }
+                if kind == Self.suspendedEvent || kind == Self.resumedEvent {
+                    let reason = reason ?? ""
+                    events.append(
+                        SharedEvent(
+                            sequenceName: sequence.map(CallSequence.Name.init(rawValue:)),
+                            kind: kind == Self.suspendedEvent ? .suspended(reason: reason) : .resumed(reason: reason),
+                            date: at))
+                    continue
+                }
+                guard let id, let sequence, let attempts, let snapshot, let enqueuedAt else {
+                    throw RelayError(
+                        .storageFailure, "the event log holds an event of kind \(kind) naming no operation")
+                }
                 if let event = try Self.event(
                     kind: kind, of: id, in: sequence, attempts: attempts, snapshot: snapshot, at: at,
                     enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt, result: result)

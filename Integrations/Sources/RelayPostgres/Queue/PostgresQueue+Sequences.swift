@@ -48,44 +48,70 @@ extension PostgresQueue {
         try await changeSuspensions(of: name, by: -1)
     }
 
-    /// Moves a suspension count by `change`, never below zero, under its row's lock; a claim of the sequence, which
-    /// takes the same lock, sees the count before or after, never between.
+    /// Moves a suspension count by `change`, never below zero, under its row's lock.
+    ///
+    /// A claim of the sequence, which takes the same lock, sees the count before or after, never between. A change
+    /// that suspends (from zero) or resumes (to zero) is written to the event log in the same transaction, with
+    /// `reason`, as `origin`'s.
     ///
     /// - Returns: The count before and after.
-    func changeSuspensions(of name: CallSequence.Name?, by change: Int) async throws -> (previous: Int, count: Int) {
-        let rows = try await Self.mapping("changing suspensions") {
-            if let name {
-                try await write(
-                    "changing suspensions",
-                    """
-                    WITH target AS (
-                        SELECT name, suspensions FROM relay_sequences WHERE name = \(name.rawValue) FOR UPDATE
-                    ), changed AS (
-                        UPDATE relay_sequences s SET suspensions = GREATEST(s.suspensions + \(change), 0)
-                        FROM target WHERE s.name = target.name
-                        RETURNING s.suspensions, pg_notify(\(Self.readyChannel), '')
-                    )
-                    SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
-                    """)
-            } else {
-                try await write(
-                    "changing suspensions",
-                    """
-                    WITH target AS (
-                        SELECT singleton, suspensions FROM relay_counters FOR UPDATE
-                    ), changed AS (
-                        UPDATE relay_counters c SET suspensions = GREATEST(c.suspensions + \(change), 0)
-                        FROM target WHERE c.singleton = target.singleton
-                        RETURNING c.suspensions, pg_notify(\(Self.readyChannel), '')
-                    )
-                    SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
-                    """)
+    func changeSuspensions(
+        of name: CallSequence.Name?, by change: Int, reason: String = "", origin: UUID? = nil
+    ) async throws -> (previous: Int, count: Int) {
+        let changing = name.map { Self.changingSuspensions(of: $0, by: change) } ?? Self.changingSuspensions(by: change)
+        return try await Self.mapping("changing suspensions") {
+            try await transaction("changing suspensions") { connection in
+                guard let row = try await self.rows(changing, on: connection).first else {
+                    throw RelayError(.unknownSequence, "sequence \(name?.rawValue ?? "") is not registered")
+                }
+                let (previous, count) = try row.decode((Int32, Int32).self)
+                if (previous == 0) != (count == 0) {
+                    let kind = count > 0 ? Self.suspendedEvent : Self.resumedEvent
+                    _ = try await self.rows(
+                        """
+                        WITH logged AS (
+                            INSERT INTO relay_events (origin, sequence, kind, reason)
+                            VALUES (\(origin), \(name?.rawValue), \(kind), \(reason))
+                            RETURNING 1
+                        )
+                        SELECT pg_notify(\(Self.eventsChannel), '') FROM logged
+                        """, on: connection)
+                }
+                return (Int(previous), Int(count))
             }
         }
-        guard let row = rows.first else {
-            throw RelayError(.unknownSequence, "sequence \(name?.rawValue ?? "") is not registered")
-        }
-        let (previous, count) = try row.decode((Int32, Int32).self)
-        return (Int(previous), Int(count))
+    }
+
+    /// The log's kinds of a suspension and a resume, after the operations' states.
+    static let suspendedEvent: Int16 = 7
+    static let resumedEvent: Int16 = 8
+
+    /// Moves the suspension count of sequence `name`, and answers the count before and after; no row when the
+    /// sequence is not registered.
+    private static func changingSuspensions(of name: CallSequence.Name, by change: Int) -> PostgresQuery {
+        """
+        WITH target AS (
+            SELECT name, suspensions FROM relay_sequences WHERE name = \(name.rawValue) FOR UPDATE
+        ), changed AS (
+            UPDATE relay_sequences s SET suspensions = GREATEST(s.suspensions + \(change), 0)
+            FROM target WHERE s.name = target.name
+            RETURNING s.suspensions, pg_notify(\(Self.readyChannel), '')
+        )
+        SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
+        """
+    }
+
+    /// Moves the whole fleet's suspension count, and answers the count before and after.
+    private static func changingSuspensions(by change: Int) -> PostgresQuery {
+        """
+        WITH target AS (
+            SELECT singleton, suspensions FROM relay_counters FOR UPDATE
+        ), changed AS (
+            UPDATE relay_counters c SET suspensions = GREATEST(c.suspensions + \(change), 0)
+            FROM target WHERE c.singleton = target.singleton
+            RETURNING c.suspensions, pg_notify(\(Self.readyChannel), '')
+        )
+        SELECT target.suspensions, (SELECT suspensions FROM changed) FROM target
+        """
     }
 }
