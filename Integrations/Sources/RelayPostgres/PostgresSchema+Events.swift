@@ -104,13 +104,49 @@ extension PostgresSchema {
         "CREATE INDEX relay_events_at ON relay_events USING brin (at)",
     ]
 
-    /// Schema version 18: the log tells of suspensions and resumes too, with their reasons: kinds 7 (suspended) and 8
-    /// (resumed), in rows that name no operation, and whose `sequence` is `NULL` for the whole fleet.
-    static let suspensionEventStatements = [
+    /// Schema version 18: the log tells of suspensions and resumes, and of destinations going offline and online, in
+    /// rows that name no operation: kinds 7 (suspended) and 8 (resumed), whose `sequence` is `NULL` for the whole
+    /// fleet, written by the transaction that moves the count; 9 (offline) and 10 (online), of a `destination` of the
+    /// whole fleet, written by triggers on `relay_destinations`; each with its `reason`.
+    static let sequenceEventStatements = [
         """
         ALTER TABLE relay_events ALTER COLUMN operation DROP NOT NULL, ALTER COLUMN sequence DROP NOT NULL,
             ALTER COLUMN attempts DROP NOT NULL, ALTER COLUMN snapshot DROP NOT NULL,
-            ALTER COLUMN enqueued_at DROP NOT NULL, ADD COLUMN reason text
+            ALTER COLUMN enqueued_at DROP NOT NULL, ADD COLUMN reason text, ADD COLUMN destination text
+        """,
         """
+        CREATE FUNCTION relay_log_offline() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO relay_events (kind, destination, reason)
+            SELECT 9, destination, reason FROM new_rows ORDER BY destination;
+            IF FOUND THEN
+                PERFORM pg_notify('\(PostgresQueue.eventsChannel)', '');
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        // A destination is forgotten (`relay.forgetting` set for the transaction) once no operation waits for it;
+        // otherwise one of its operations got an answer.
+        """
+        CREATE FUNCTION relay_log_online() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO relay_events (kind, destination, reason)
+            SELECT 10, destination, CASE WHEN current_setting('relay.forgetting', true) = 'true'
+                THEN 'no operation waits for it any more; the next one tries again' ELSE 'it answered' END
+            FROM old_rows ORDER BY destination;
+            IF FOUND THEN
+                PERFORM pg_notify('\(PostgresQueue.eventsChannel)', '');
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        """
+        CREATE TRIGGER relay_destinations_inserted AFTER INSERT ON relay_destinations
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_offline()
+        """,
+        """
+        CREATE TRIGGER relay_destinations_deleted AFTER DELETE ON relay_destinations
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION relay_log_online()
+        """,
     ]
 }

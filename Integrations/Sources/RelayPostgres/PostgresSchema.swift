@@ -253,6 +253,8 @@ public enum PostgresSchema {
         Migration(summary: "the event log indexed for its readers alone", statements: leanEventStatements),
         Migration(summary: "the claim in one call, planned once a connection", statements: claimStatements),
         Migration(summary: "how long finished operations ran, for the fleet's metrics", statements: runTimeStatements),
-        Migration(summary: "suspensions and resumes in the event log", statements: suspensionEventStatements),
+        Migration(
+            summary: "suspensions, resumes and offline destinations in the event log",
+            statements: sequenceEventStatements),
     ]
 }

@@ -98,4 +98,34 @@ struct PostgresFleetOfflineTests {
             #expect(try await Fleet.count("SELECT count(*) FROM relay_operations WHERE state = 5", in: database) == 1)
         }
     }
+
+    /// The first `count` events of destinations that `events` delivers, in words.
+    private static func destinationEvents(_ count: Int, in events: CallEventStream) async -> [String] {
+        var seen: [String] = []
+        for await event in events where event.kind.isOffline || event.kind.isOnline {
+            seen.append("\(event.sequenceName?.rawValue ?? "fleet"): \(event.kind)")
+            if seen.count == count { break }
+        }
+        return seen
+    }
+
+    @Test("S9/S29: a destination gone offline, then online, is announced to every process's stream of every event")
+    func offlineAnnounced() async throws {
+        let destination = Destination()
+        try await Self.withTwoProcesses(destination) { first, second, _ in
+            let (here, there) = (first.events(), second.events())
+            let handle = try await first.enqueue(CallOperation(kind: Self.flaky, sequenceName: Fleet.left))
+            await destination.first.wait()
+            // The sequence's one slot is free only once the call has been given back, its destination offline.
+            _ = try await second.execute(CallOperation(kind: Fleet.work, sequenceName: Fleet.left))
+            destination.down.withLock { $0 = false }
+            #expect(try await handle.value == Data("up".utf8))
+            // Of the whole fleet, whichever process found it offline: on a shared store the log is every process's source.
+            let expected = ["fleet: flaky is offline: flaky did not answer", "fleet: flaky is online: it answered"]
+            let heardHere = await Self.destinationEvents(2, in: here)
+            #expect(heardHere == expected, "\(heardHere)")
+            let heardThere = await Self.destinationEvents(2, in: there)
+            #expect(heardThere == expected, "\(heardThere)")
+        }
+    }
 }

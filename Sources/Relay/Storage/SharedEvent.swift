@@ -6,7 +6,7 @@ import Foundation
 /// The DataPoint numbers it as it numbers its own events, in the order the store announces it.
 public struct SharedEvent: Sendable, Hashable {
     /// The operation it concerns; `nil` for an event of a sequence or of the whole fleet, such as
-    /// ``CallEvent/Kind/suspended(reason:)``.
+    /// ``CallEvent/Kind/suspended(reason:)`` or ``CallEvent/Kind/offline(destination:reason:)``.
     public let operationID: UUID?
     /// The operation's sequence, or the sequence it concerns; `nil` for an event of the whole fleet.
     public let sequenceName: CallSequence.Name?
@@ -29,12 +29,13 @@ public struct SharedEvent: Sendable, Hashable {
         self.date = date
     }
 
-    /// Creates an event of a sequence, or of the whole fleet, in another process: a suspension or a resume.
+    /// Creates an event of a sequence, or of the whole fleet, in another process: a suspension or a resume, or a
+    /// destination gone offline or back online.
     ///
     /// Only streams of every event hear of it (``DataPoint/events(bufferSize:)``).
     ///
     /// - Parameters:
-    ///   - sequenceName: The sequence it concerns, or `nil` for the whole fleet.
+    ///   - sequenceName: The sequence it concerns, or `nil` for the whole fleet (for a destination the fleet keeps).
     ///   - kind: What happened.
     ///   - date: When it happened, by the store's clock.
     public init(sequenceName: CallSequence.Name?, kind: CallEvent.Kind, date: Date) {

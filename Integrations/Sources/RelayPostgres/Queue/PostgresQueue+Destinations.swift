@@ -74,12 +74,15 @@ extension PostgresQueue {
 
     /// Forgets an offline destination that no operation waits for or runs: the next one to go there finds out again.
     func forgetIdle(_ destination: String) async throws {
-        _ = try await write(
-            "forgetting an offline destination",
-            """
-            DELETE FROM relay_destinations WHERE destination = \(destination) AND NOT EXISTS (
-                SELECT 1 FROM relay_operations WHERE destination = \(destination) AND state IN (1, 2))
-            """)
+        try await transaction("forgetting an offline destination") { connection in
+            // The event log's online event says why.
+            _ = try await self.rows("SELECT set_config('relay.forgetting', 'true', true)", on: connection)
+            _ = try await self.rows(
+                """
+                DELETE FROM relay_destinations WHERE destination = \(destination) AND NOT EXISTS (
+                    SELECT 1 FROM relay_operations WHERE destination = \(destination) AND state IN (1, 2))
+                """, on: connection)
+        }
     }
 
     /// Fails the operations that wait for an offline destination past their retry policies' `maximumElapsed` since

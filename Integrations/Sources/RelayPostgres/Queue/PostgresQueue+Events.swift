@@ -43,7 +43,7 @@ extension PostgresQueue {
                     attempts, snapshot, at, enqueued_at, started_at, finished_at,
                     CASE WHEN origin IS DISTINCT FROM \(origin) AND kind IN (5, 6) THEN coalesce(
                         result, (SELECT o.result FROM relay_operations o WHERE o.id = relay_events.operation))
-                    END, reason
+                    END, reason, destination
                 FROM relay_events
                 WHERE (tx, position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
                     AND tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -54,24 +54,34 @@ extension PostgresQueue {
             for row in rows {
                 let (
                     transaction, position, own, id, sequence, kind, attempts, snapshot, at, enqueuedAt, startedAt,
-                    finishedAt, result, reason
+                    finishedAt, result, loggedReason, destination
                 ) = try row.decode(
                     (
                         Int64, Int64, Bool, UUID?, String?, Int16, Int32?, Int64?, Date, Date?, Date?, Date?,
-                        ByteBuffer?, String?
+                        ByteBuffer?, String?, String?
                     ).self)
                 next = EventCursor(transaction: transaction, position: position)
                 // Its own enqueued events too: the DataPoint announces them when the commit answers, or from here when
                 // the log is read first.
                 guard !own || kind == 0 else { continue }
-                if kind == Self.suspendedEvent || kind == Self.resumedEvent {
-                    let reason = reason ?? ""
-                    events.append(
-                        SharedEvent(
-                            sequenceName: sequence.map(CallSequence.Name.init(rawValue:)),
-                            kind: kind == Self.suspendedEvent ? .suspended(reason: reason) : .resumed(reason: reason),
-                            date: at))
+                let (reason, sequenceName) = (loggedReason ?? "", sequence.map(CallSequence.Name.init(rawValue:)))
+                switch kind {
+                case Self.suspendedEvent:
+                    events.append(SharedEvent(sequenceName: sequenceName, kind: .suspended(reason: reason), date: at))
                     continue
+                case Self.resumedEvent:
+                    events.append(SharedEvent(sequenceName: sequenceName, kind: .resumed(reason: reason), date: at))
+                    continue
+                case Self.offlineEvent, Self.onlineEvent:
+                    let destination = destination ?? ""
+                    let happened: CallEvent.Kind =
+                        kind == Self.offlineEvent
+                        ? .offline(destination: destination, reason: reason)
+                        : .online(destination: destination, reason: reason)
+                    events.append(SharedEvent(sequenceName: nil, kind: happened, date: at))
+                    continue
+                default:
+                    break
                 }
                 guard let id, let sequence, let attempts, let snapshot, let enqueuedAt else {
                     throw RelayError(

@@ -82,9 +82,12 @@ extension PostgresQueue {
         }
     }
 
-    /// The log's kinds of a suspension and a resume, after the operations' states.
+    /// The log's kinds of a suspension, a resume, a destination gone offline and one back online, after the
+    /// operations' states.
     static let suspendedEvent: Int16 = 7
     static let resumedEvent: Int16 = 8
+    static let offlineEvent: Int16 = 9
+    static let onlineEvent: Int16 = 10
 
     /// Moves the suspension count of sequence `name`, and answers the count before and after; no row when the
     /// sequence is not registered.
