@@ -83,10 +83,8 @@ extension PostgresQueue {
                 default:
                     break
                 }
-                guard let id, let sequence, let attempts, let snapshot, let enqueuedAt else {
-                    throw RelayError(
-                        .storageFailure, "the event log holds an event of kind \(kind) naming no operation")
-                }
+                // Every event of an operation names it; one that does not is passed over rather than stop the reader.
+                guard let id, let sequence, let attempts, let snapshot, let enqueuedAt else { continue }
                 if let event = try Self.event(
                     kind: kind, of: id, in: sequence, attempts: attempts, snapshot: snapshot, at: at,
                     enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt, result: result)
