@@ -104,15 +104,18 @@ extension PostgresSchema {
         "CREATE INDEX relay_events_at ON relay_events USING brin (at)",
     ]
 
-    /// Schema version 18: the log tells of suspensions and resumes, and of destinations going offline and online, in
-    /// rows that name no operation: kinds 7 (suspended) and 8 (resumed), whose `sequence` is `NULL` for the whole
-    /// fleet, written by the transaction that moves the count; 9 (offline) and 10 (online), of a `destination` of the
-    /// whole fleet, written by triggers on `relay_destinations`; each with its `reason`.
+    /// Schema version 18: the log tells of suspensions, resumes, offline destinations and holds too.
+    ///
+    /// Kinds 7 (suspended) and 8 (resumed) name no operation, and their `sequence` is `NULL` for the whole fleet;
+    /// the transaction that moves the count writes them. Kinds 9 (offline) and 10 (online) name a `destination` of the
+    /// whole fleet; triggers on `relay_destinations` write them. Each has its `reason`. Kind 11 is a hold set
+    /// (`held_until`) or released (`NULL`) on an operation that waits in the database, its context as the `reason`.
     static let sequenceEventStatements = [
         """
         ALTER TABLE relay_events ALTER COLUMN operation DROP NOT NULL, ALTER COLUMN sequence DROP NOT NULL,
             ALTER COLUMN attempts DROP NOT NULL, ALTER COLUMN snapshot DROP NOT NULL,
-            ALTER COLUMN enqueued_at DROP NOT NULL, ADD COLUMN reason text, ADD COLUMN destination text
+            ALTER COLUMN enqueued_at DROP NOT NULL, ADD COLUMN reason text, ADD COLUMN destination text,
+            ADD COLUMN held_until timestamptz
         """,
         """
         CREATE FUNCTION relay_log_offline() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -154,4 +154,28 @@ struct PostgresFleetEventTests {
             }
         }
     }
+
+    @Test("S29: a hold set and released from another process, on an operation waiting in the database, reaches streams")
+    func holdsAcrossProcesses() async throws {
+        try await Fleet.withTwoProcesses { point, database in
+            let events = point.events()
+            let later = CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+            _ = try await point.enqueue([later], at: Date(timeIntervalSinceNow: 3600))
+            try await TestDatabase.withClient(database: database) { client in
+                try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: Fleet.options())) {
+                    third in
+                    try await third.hold(later.id, until: Date(timeIntervalSinceNow: 7200), context: "audit")
+                    try await third.hold(later.id, until: nil, context: "audit")
+                }
+            }
+            #expect(try await point.cancel(later.id))
+            var kinds: [String] = []
+            for await event in events where event.operationID == later.id {
+                kinds.append(event.kind.name)
+                if event.kind.isHeld { #expect("\(event.kind)".hasSuffix("(audit)"), "\(event.kind)") }
+                if event.kind.isTerminal { break }
+            }
+            #expect(kinds == ["enqueued", "held", "held", "cancelled"], "\(kinds)")
+        }
+    }
 }

@@ -43,7 +43,7 @@ extension PostgresQueue {
                     attempts, snapshot, at, enqueued_at, started_at, finished_at,
                     CASE WHEN origin IS DISTINCT FROM \(origin) AND kind IN (5, 6) THEN coalesce(
                         result, (SELECT o.result FROM relay_operations o WHERE o.id = relay_events.operation))
-                    END, reason, destination
+                    END, reason, destination, held_until
                 FROM relay_events
                 WHERE (tx, position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
                     AND tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -54,11 +54,11 @@ extension PostgresQueue {
             for row in rows {
                 let (
                     transaction, position, own, id, sequence, kind, attempts, snapshot, at, enqueuedAt, startedAt,
-                    finishedAt, result, loggedReason, destination
+                    finishedAt, result, loggedReason, destination, heldUntil
                 ) = try row.decode(
                     (
                         Int64, Int64, Bool, UUID?, String?, Int16, Int32?, Int64?, Date, Date?, Date?, Date?,
-                        ByteBuffer?, String?, String?
+                        ByteBuffer?, String?, String?, Date?
                     ).self)
                 next = EventCursor(transaction: transaction, position: position)
                 // Its own enqueued events too: the DataPoint announces them when the commit answers, or from here when
@@ -85,6 +85,13 @@ extension PostgresQueue {
                 }
                 // Every event of an operation names it; one that does not is passed over rather than stop the reader.
                 guard let id, let sequence, let attempts, let snapshot, let enqueuedAt else { continue }
+                if kind == Self.heldEvent {
+                    events.append(
+                        SharedEvent(
+                            operationID: id, sequenceName: CallSequence.Name(rawValue: sequence),
+                            kind: .held(until: heldUntil, context: loggedReason), date: at))
+                    continue
+                }
                 if let event = try Self.event(
                     kind: kind, of: id, in: sequence, attempts: attempts, snapshot: snapshot, at: at,
                     enqueuedAt: enqueuedAt, startedAt: startedAt, finishedAt: finishedAt, result: result)

@@ -45,6 +45,19 @@ extension PostgresQueue {
                 SELECT pg_notify(\(Self.readyChannel), '') FROM updated
                 WHERE state = \(PostgresOperationState.pending.rawValue) AND (held_until IS NULL OR held_until <= now())
                 """, on: connection)
+            // Every process announces it: the one that holds it here announces none of an operation it does not hold.
+            _ = try await rows(
+                """
+                WITH logged AS (
+                    INSERT INTO relay_events (
+                        operation, sequence, kind, attempts, snapshot, enqueued_at, reason, held_until)
+                    SELECT id, sequence, \(Self.heldEvent), attempts, snapshot, enqueued_at, \(context),
+                        to_timestamp(\(end)::float8)
+                    FROM relay_operations WHERE id = \(id)
+                    RETURNING 1
+                )
+                SELECT pg_notify(\(Self.eventsChannel), '') FROM logged
+                """, on: connection)
         }
     }
 }

@@ -88,6 +88,8 @@ extension PostgresQueue {
     static let resumedEvent: Int16 = 8
     static let offlineEvent: Int16 = 9
     static let onlineEvent: Int16 = 10
+    /// The log's kind of a hold set or released on an operation.
+    static let heldEvent: Int16 = 11
 
     /// Moves the suspension count of sequence `name`, and answers the count before and after; no row when the
     /// sequence is not registered.
