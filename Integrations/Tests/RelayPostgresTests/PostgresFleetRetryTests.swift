@@ -41,4 +41,41 @@ struct PostgresFleetRetryTests {
             }
         }
     }
+
+    @Test("S10/S28: a hold set on an operation that runs here follows it to the fleet when it goes back for a retry")
+    func holdFollowsRetry() async throws {
+        let held = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+        let next = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
+        let (started, proceed) = (Gate(), Gate())
+        let executor = ClosureExecutor { operation, context in
+            if operation.id == held.id && context.attempt == 1 {
+                started.open()
+                await proceed.wait()
+                return .retry(after: .zero, reason: "busy")
+            }
+            return .completed(Data("\(context.attempt)".utf8))
+        }
+        try await TestDatabase.with { client, _ in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: Fleet.options()),
+                executors: [Fleet.work: executor]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                // First in start order, with the sequence's one slot.
+                let handles = try await point.enqueue([held, next])
+                await started.wait()
+                try await point.hold(held.id, until: Date(timeIntervalSinceNow: 3600), context: "pause")
+                proceed.open()
+                // The next operation runs once the retry has gone back to the database, held there.
+                #expect(try await handles[1].value == Data("1".utf8))
+                guard case .pending(let waiting)? = try await point.status(of: held.id)?.state else {
+                    Issue.record("the held operation is not waiting in the database")
+                    return
+                }
+                #expect((waiting.until ?? .distantPast) > Date(timeIntervalSinceNow: 1800), "\(waiting)")
+                try await point.hold(held.id, until: nil, context: "pause")
+                #expect(try await handles[0].value == Data("2".utf8), "its second attempt, once released")
+            }
+        }
+    }
 }

@@ -30,8 +30,10 @@ extension PipelineCore {
     }
 
     func hold(_ id: UUID, until: Date?, context: String?) async throws(RelayError) {
-        if let shared, readWithDirectory({ $0.lookup(id, in: $1) }) == nil {
-            return try await callShared("hold \(id)") { try await shared.hold(id, until: until, context: context) }
+        if let shared {
+            // The store keeps every hold, so that one on an operation held here follows it back to the fleet.
+            try await callShared("hold \(id)") { try await shared.hold(id, until: until, context: context) }
+            guard readWithDirectory({ $0.lookup(id, in: $1) }) != nil else { return }
         }
         let deadline = until.map(clock.time(of:))
         try await commandWithDirectory { (machine, directory, actions, now) throws(RelayError) in

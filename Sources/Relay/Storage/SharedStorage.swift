@@ -98,11 +98,14 @@ public protocol SharedStorage: Storage {
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
     func status(of id: UUID) async throws -> CallStatus?
 
-    /// Sets or releases one context's hold on an operation that this process does not hold, wherever it waits: no
-    /// process starts it until the latest of its holds has passed.
+    /// Sets or releases one context's hold on an operation, wherever it waits: no process starts it until the latest
+    /// of its holds has passed.
     ///
-    /// ``DataPoint/hold(_:until:context:)`` calls it for an operation that its DataPoint does not hold. A hold on an
-    /// operation that runs in another process applies when it waits again.
+    /// ``DataPoint/hold(_:until:context:)`` calls it for every operation of a shared store: one that its DataPoint
+    /// holds keeps the hold in memory too, and the store's copy holds it wherever the operation waits next (a retry, a
+    /// destination gone offline, a lease lost). A hold on an operation that runs applies when it waits again. The
+    /// store announces the hold to the event streams of the processes that do not hold the operation; the one that
+    /// holds it announces it itself.
     ///
     /// - Parameters:
     ///   - id: The operation's id.

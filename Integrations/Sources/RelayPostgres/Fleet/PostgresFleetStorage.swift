@@ -300,10 +300,12 @@ public final class PostgresFleetStorage: SharedStorage {
         try await queue.status(of: id)
     }
 
-    /// Sets or releases a hold on an operation this process does not hold, from any process; see
-    /// ``SharedStorage/hold(_:until:context:)``.
+    /// Sets or releases a hold on an operation, from any process; see ``SharedStorage/hold(_:until:context:)``.
+    ///
+    /// The fleet's event log announces it to every process but this one when this process holds the operation.
     public func hold(_ id: UUID, until: Date?, context: String?) async throws {
-        try await queue.hold(id, until: until, context: context)
+        let origin = held.withLock { $0[id] != nil } ? owner : nil
+        try await queue.hold(id, until: until, context: context, origin: origin)
     }
 
     /// Cancels an operation this process does not hold, from any process; see ``SharedStorage/cancel(_:)``.

@@ -13,9 +13,10 @@ extension PostgresQueue {
     ///   - id: The operation.
     ///   - until: When the hold ends, or `nil` to release the context's hold.
     ///   - context: The hold's context; holds of different contexts combine.
+    ///   - origin: The process that announces the hold itself, whose follower of the event log passes over it.
     /// - Throws: ``RelayError/Code/unknownOperation`` when the database holds no such operation,
     ///   ``RelayError/Code/operationFinished`` when it has ended.
-    func hold(_ id: UUID, until: Date?, context: String?) async throws {
+    func hold(_ id: UUID, until: Date?, context: String?, origin: UUID? = nil) async throws {
         // `-` for no context and `+` before a context keep the two apart.
         let key = context.map { "+" + $0 } ?? "-"
         let end = until?.timeIntervalSince1970
@@ -45,13 +46,12 @@ extension PostgresQueue {
                 SELECT pg_notify(\(Self.readyChannel), '') FROM updated
                 WHERE state = \(PostgresOperationState.pending.rawValue) AND (held_until IS NULL OR held_until <= now())
                 """, on: connection)
-            // Every process announces it: the one that holds it here announces none of an operation it does not hold.
             _ = try await rows(
                 """
                 WITH logged AS (
                     INSERT INTO relay_events (
-                        operation, sequence, kind, attempts, snapshot, enqueued_at, reason, held_until)
-                    SELECT id, sequence, \(Self.heldEvent), attempts, snapshot, enqueued_at, \(context),
+                        origin, operation, sequence, kind, attempts, snapshot, enqueued_at, reason, held_until)
+                    SELECT \(origin), id, sequence, \(Self.heldEvent), attempts, snapshot, enqueued_at, \(context),
                         to_timestamp(\(end)::float8)
                     FROM relay_operations WHERE id = \(id)
                     RETURNING 1
