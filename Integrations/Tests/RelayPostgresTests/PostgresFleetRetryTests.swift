@@ -11,6 +11,22 @@ import Testing
 struct PostgresFleetRetryTests {
     private typealias Fleet = PostgresFleetTests
 
+    /// Runs `body` with a DataPoint on a new database whose executor of `work` is `executor`, and whose sequence
+    /// `right` has one slot.
+    private static func withOneSlot(
+        running executor: ClosureExecutor, _ body: @Sendable (DataPoint) async throws -> Void
+    ) async throws {
+        try await TestDatabase.with { client, _ in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: Fleet.options()),
+                executors: [Fleet.work: executor]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                try await body(point)
+            }
+        }
+    }
+
     @Test("S28: while a retry waits, its sequence's slot is free fleet-wide, and the retry runs once its time comes")
     func retryGivesSlotBack() async throws {
         let retrying = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
@@ -21,24 +37,18 @@ struct PostgresFleetRetryTests {
             }
             return .completed(Data("\(context.attempt)".utf8))
         }
-        try await TestDatabase.with { client, _ in
-            try await DataPoint.with(
-                storage: PostgresFleetStorage(client: client, options: Fleet.options()),
-                executors: [Fleet.work: executor]
-            ) { point in
-                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
-                let handles = try await point.enqueue([retrying, next])
-                // A bunch size of 1, and the next operation ran while the first one's retry waited.
-                #expect(try await handles[1].value == Data("1".utf8))
-                guard case .pending(let waiting)? = try await point.status(of: retrying.id)?.state else {
-                    Issue.record("the retrying operation is not waiting in the database")
-                    return
-                }
-                #expect(waiting.until != nil, "it waits for its retry's time, kept in the database")
-                #expect(try await handles[0].value == Data("2".utf8), "its second attempt, claimed again")
-                let status = try #require(try await point.status(of: retrying.id))
-                #expect(status.attempts == 2)
+        try await Self.withOneSlot(running: executor) { point in
+            let handles = try await point.enqueue([retrying, next])
+            // A bunch size of 1, and the next operation ran while the first one's retry waited.
+            #expect(try await handles[1].value == Data("1".utf8))
+            guard case .pending(let waiting)? = try await point.status(of: retrying.id)?.state else {
+                Issue.record("the retrying operation is not waiting in the database")
+                return
             }
+            #expect(waiting.until != nil, "it waits for its retry's time, kept in the database")
+            #expect(try await handles[0].value == Data("2".utf8), "its second attempt, claimed again")
+            let status = try #require(try await point.status(of: retrying.id))
+            #expect(status.attempts == 2)
         }
     }
 
@@ -55,27 +65,21 @@ struct PostgresFleetRetryTests {
             }
             return .completed(Data("\(context.attempt)".utf8))
         }
-        try await TestDatabase.with { client, _ in
-            try await DataPoint.with(
-                storage: PostgresFleetStorage(client: client, options: Fleet.options()),
-                executors: [Fleet.work: executor]
-            ) { point in
-                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
-                // First in start order, with the sequence's one slot.
-                let handles = try await point.enqueue([held, next])
-                await started.wait()
-                try await point.hold(held.id, until: Date(timeIntervalSinceNow: 3600), context: "pause")
-                proceed.open()
-                // The next operation runs once the retry has gone back to the database, held there.
-                #expect(try await handles[1].value == Data("1".utf8))
-                guard case .pending(let waiting)? = try await point.status(of: held.id)?.state else {
-                    Issue.record("the held operation is not waiting in the database")
-                    return
-                }
-                #expect((waiting.until ?? .distantPast) > Date(timeIntervalSinceNow: 1800), "\(waiting)")
-                try await point.hold(held.id, until: nil, context: "pause")
-                #expect(try await handles[0].value == Data("2".utf8), "its second attempt, once released")
+        try await Self.withOneSlot(running: executor) { point in
+            // First in start order, with the sequence's one slot.
+            let handles = try await point.enqueue([held, next])
+            await started.wait()
+            try await point.hold(held.id, until: Date(timeIntervalSinceNow: 3600), context: "pause")
+            proceed.open()
+            // The next operation runs once the retry has gone back to the database, held there.
+            #expect(try await handles[1].value == Data("1".utf8))
+            guard case .pending(let waiting)? = try await point.status(of: held.id)?.state else {
+                Issue.record("the held operation is not waiting in the database")
+                return
             }
+            #expect((waiting.until ?? .distantPast) > Date(timeIntervalSinceNow: 1800), "\(waiting)")
+            try await point.hold(held.id, until: nil, context: "pause")
+            #expect(try await handles[0].value == Data("2".utf8), "its second attempt, once released")
         }
     }
 }
