@@ -22,8 +22,8 @@ final class PostgresQueryGuard: Sendable {
     }
 
     /// Thrown, once the connection has closed, by a query of a pool's connection never sent since the connection was
-    /// closing: a pool lends a connection that has stopped until its close callbacks run, and the work can run again
-    /// on another.
+    /// closing, or by a first statement that found it lost (``opening(_:)``): a pool lends a connection that has
+    /// stopped until its close callbacks run, and the work can run again on another.
     struct Unsent: Error {}
 
     private let inFlight = NIOLockedValueBox(State())
@@ -92,10 +92,10 @@ final class PostgresQueryGuard: Sendable {
     /// The value of `body`, run between `BEGIN` and `COMMIT` on this connection, or rolled back when it throws.
     ///
     /// Only the answer to `COMMIT` says that the transaction is durable: the database answers a statement before the
-    /// implicit transaction around it commits. Only an unsent `BEGIN` throws ``Unsent``: once it is sent, the
-    /// transaction's fate is the connection's.
+    /// implicit transaction around it commits. Only a `BEGIN` unsent, or lost with its connection, throws ``Unsent``:
+    /// once it is answered, the transaction's fate is the connection's.
     func transaction<Value: Sendable>(logger: Logger, _ body: () async throws -> Value) async throws -> Value {
-        try await run("BEGIN", logger: logger)
+        try await opening { try await run("BEGIN", logger: logger) }
         do {
             let value = try await body()
             try await run("COMMIT", logger: logger)
@@ -105,6 +105,33 @@ final class PostgresQueryGuard: Sendable {
         } catch {
             try? await run("ROLLBACK", logger: logger)
             throw error
+        }
+    }
+
+    /// The value of `first`, the first statement of a lending that changes nothing unless a later one commits it (a
+    /// `BEGIN`, a read); a connection found lost by it throws ``Unsent`` once closed, so that the work runs on another.
+    ///
+    /// A server that ended a pool's idle connections, restarted say, is found out by the next statement sent on each:
+    /// the call that sent it asked for nothing that happened, and waits for a live connection instead of failing.
+    func opening<Value: Sendable>(_ first: () async throws -> Value) async throws -> Value {
+        do {
+            return try await first()
+        } catch {
+            guard abandonsWhenCancelled, Self.isLost(error) else { throw error }
+            try? await waitUntilClosed()
+            throw Unsent()
+        }
+    }
+
+    /// Whether `error` says the connection is gone: it broke, the server ended it, or it closed before answering.
+    private static func isLost(_ error: any Error) -> Bool {
+        if let error = error as? RelayError { return error == closed }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
+        // Class 57P: the server is shutting the session down (an administrator's command, a crash, a restart).
+        case .server: return error.serverInfo?[.sqlState]?.hasPrefix("57P") == true
+        default: return false
         }
     }
 

@@ -101,7 +101,9 @@ struct PostgresQueue: Sendable {
 
     /// The rows of a statement that only reads, on a connection of the client.
     func read(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withConnection(what) { connection in try await rows(query, on: connection) }
+        try await withConnection(what) { connection in
+            try await guards.guarding(connection).opening { try await rows(query, on: connection) }
+        }
     }
 
     /// Runs `body` on a connection of the client, mapping what fails it to a ``RelayError``, or fails with
