@@ -130,7 +130,7 @@ struct PostgresFleetDocumentTests {
         }
     }
 
-    @Test("S21/S29: an attempt's staged models commit with its completion and reach every process")
+    @Test("S21/S29: an attempt's staged models and relations commit with its completion and reach every process")
     func stagedModelsCommitWithCompletion() async throws {
         try await TestDatabase.with { client, database in
             let staging = CallKind(rawValue: "staging")
@@ -169,20 +169,21 @@ struct PostgresFleetDocumentTests {
                             try await Self.change(in: heard, atLeast: version)?.model(as: Memo.self)?.text == "final")
                         #expect(try reader.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
 
-                        // A relation cannot be committed on the fleet yet: the operation fails, and nothing applies.
-                        let related = try await point.enqueue(
-                            CallOperation(kind: staging, sequenceName: Fleet.left, payload: Data("related".utf8)))
-                        guard case .failed(let failure) = try await related.outcome else {
-                            Issue.record("the relation was taken, which the fleet cannot keep")
-                            return
-                        }
-                        #expect(failure.reason.contains("relation"), "\(failure.reason)")
-                        #expect(try point.model(Memo.self, id: 7) == Memo(id: 7, text: "final"))
-                        #expect(try point.model(Memo.self, id: 8) == nil)
+                        // A staged relation commits with its models, decided by the database, and reaches both.
+                        let related = CallOperation(
+                            kind: staging, sequenceName: Fleet.left, payload: Data("related".utf8))
+                        #expect(try await point.execute(related) == Data("done".utf8))
+                        let (owner, owned) = (Memo(id: 7, text: "related"), Memo(id: 8, text: "related"))
+                        #expect(try point.related(to: owner, by: .owns, as: Memo.self) == [owned])
+                        _ = await Self.change(in: heard, atLeast: try await Self.latest(in: database))
+                        #expect(try reader.related(to: owned, by: .ownedBy, as: Memo.self) == [owner])
                     }
                 }
             }
-            #expect(try await Fleet.count("SELECT count(*) FROM relay_models", in: database) == 1)
+            #expect(
+                try await Fleet.count("SELECT count(*) FROM relay_models WHERE collection = 'memos'", in: database) == 2
+            )
+            #expect(try await Fleet.count("SELECT count(*) FROM relay_relations", in: database) == 1)
         }
     }
 

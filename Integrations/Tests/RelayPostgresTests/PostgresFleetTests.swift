@@ -294,6 +294,23 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("S29: without LISTEN, work a process enqueues starts there at once, not at the next poll")
+    func pollingAloneRunsOwnWork() async throws {
+        var options = Self.options()
+        options.listens = false
+        options.pollInterval = .seconds(3600)
+        try await TestDatabase.with { [options] client, _ in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: options),
+                executors: [Self.work: Self.runner("A")]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Self.left, bunchSize: 4))
+                let operation = CallOperation(kind: Self.work, sequenceName: Self.left)
+                #expect(try await point.execute(operation) == Data("A".utf8))
+            }
+        }
+    }
+
     @Test("S26 S29: commits from a process number fleet-wide, and many operations each end once, in either process")
     func manyOperations() async throws {
         try await Self.withTwoProcesses { point, _ in

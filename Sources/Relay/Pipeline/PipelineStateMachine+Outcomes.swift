@@ -91,11 +91,13 @@ extension PipelineStateMachine {
 
     /// The outcome of an attempt that staged `changes`: as the executor returned it, unless it would commit a
     /// relation that names a model the document does not hold, which fails the operation instead (S23).
+    ///
+    /// A shared store has decided already, against the document it holds, when the changes add a relation.
     private func checkStagedChanges(_ changes: [ModelChange], of outcome: CallOutcome) -> CallOutcome {
         switch outcome {
         case .completed, .skipped:
+            guard !sharing else { return outcome }
             do throws(RelayError) {
-                if sharing, let refusal = Self.sharedRefusal(ofStaged: changes) { throw refusal }
                 try document.checkRelations(in: changes)
                 return outcome
             } catch {
@@ -111,7 +113,8 @@ extension PipelineStateMachine {
     /// They go in the transition that records the attempt's end, with the removal of the relations of the models they
     /// remove (S23); an attempt that ends otherwise leaves them out. Readers see them once the transition is durable.
     /// On a shared store they ride on the record of the end, which the store commits with them under a number of its
-    /// own, and the document takes them from the store, as it takes every commit's.
+    /// own (or has committed already, when they add a relation: see ``storeDecides(_:)``), and the document takes
+    /// them from the store, as it takes every commit's.
     private mutating func commitStagedChanges(
         _ changes: [ModelChange], of slot: Int32, now: Int64, into actions: inout PipelineActions
     ) {

@@ -58,12 +58,10 @@ extension PipelineStateMachine {
         modelVersions.follow(through: version) { document.found($0) != nil }
     }
 
-    /// Why an attempt's staged changes cannot go to a shared store, or `nil` when they can: the store commits them
-    /// with the attempt's outcome, and a relation that names a model the store no longer holds could not fail the
-    /// operation there.
-    static func sharedRefusal(ofStaged changes: [ModelChange]) -> RelayError? {
-        guard changes.contains(where: { $0.relation != nil && $0.encoded != nil }) else { return nil }
-        return RelayError(
-            .invalidArgument, "a DataPoint on a shared store commits no relation that an attempt stages, not yet")
+    /// Whether a shared store decides an attempt's staged changes before its end is recorded: they add a relation,
+    /// which the store checks against the document it holds rather than this process's copy, which may lag it (see
+    /// ``SharedStorage/commitStaged(_:result:changes:ran:)``).
+    static func storeDecides(_ changes: [ModelChange]) -> Bool {
+        changes.contains { $0.relation != nil && $0.encoded != nil }
     }
 }

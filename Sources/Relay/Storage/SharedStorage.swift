@@ -98,6 +98,29 @@ public protocol SharedStorage: Storage {
     /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``.
     func status(of id: UUID) async throws -> CallStatus?
 
+    /// Records the outcome of an attempt of operation `id`, which this process runs, with the relations and the other
+    /// changes the attempt staged, before the DataPoint records the attempt's end: the store checks the relations
+    /// against the document it holds, under the lock that orders its commits, and commits the outcome and the changes
+    /// together, or nothing.
+    ///
+    /// A process's copy of the document may lag the store's: a model another process has just added or removed, say.
+    /// So on a shared store the store decides whether an attempt's staged relations hold (S21, S23), and the DataPoint
+    /// calls this for an attempt that completed or skipped and staged a relation; it applies the changes the store
+    /// committed to the document through ``SharedLink/apply(_:)``. A refusal fails the operation, as a relation that
+    /// names a missing model does on a store of one process; a throw leaves the attempt to be tried again, as a
+    /// retry. A store that keeps no models refuses, which is what this does unless a store provides it.
+    ///
+    /// - Parameters:
+    ///   - id: The operation, whose claim this process holds.
+    ///   - result: The attempt's result: completed or skipped.
+    ///   - changes: What the attempt staged, in order.
+    ///   - ran: How long the attempt ran.
+    /// - Returns: Why the changes cannot be committed, when a relation names a model the store does not hold (nothing
+    ///   is committed then), or `nil` once the outcome and the changes are committed.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure`` when the store could not tell, such as when
+    ///   this process no longer holds the operation's claim.
+    func commitStaged(_ id: UUID, result: CallResult, changes: [ModelChange], ran: Duration) async throws -> RelayError?
+
     /// Sets or releases one context's hold on an operation, wherever it waits: no process starts it until the latest
     /// of its holds has passed.
     ///
@@ -148,6 +171,13 @@ extension SharedStorage {
             throw RelayError(.invalidArgument, "this shared store keeps no models; nothing was committed")
         }
         return try await commit(operations, startTimes: startTimes)
+    }
+
+    /// Refuses what an attempt staged: a store that keeps no models.
+    public func commitStaged(
+        _ id: UUID, result: CallResult, changes: [ModelChange], ran: Duration
+    ) async throws -> RelayError? {
+        RelayError(.invalidArgument, "this shared store keeps no models; nothing the attempt staged was committed")
     }
 }
 

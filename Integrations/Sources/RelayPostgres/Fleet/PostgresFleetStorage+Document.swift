@@ -46,6 +46,37 @@ extension PostgresFleetStorage {
         }
     }
 
+    /// Records the outcome of an attempt that staged relations, with its changes, if this process still holds its
+    /// claim and the relations name models the database holds; see ``SharedStorage/commitStaged(_:result:changes:ran:)``.
+    ///
+    /// The database decides under the lock that orders every commit of the document, so a model another process has
+    /// just removed is missing here, and one it has just added is found, whatever this process has heard of. The
+    /// claim stays held until the DataPoint records the attempt's end, which settles the handles then; its lease is no
+    /// longer renewed, since the database no longer runs it.
+    public func commitStaged(
+        _ id: UUID, result: CallResult, changes: [ModelChange], ran: Duration
+    ) async throws -> RelayError? {
+        guard let claim = held.withLock({ $0[id] }), !claim.committed else {
+            throw RelayError(
+                .storageFailure, "this process no longer holds operation \(id); its changes were not committed")
+        }
+        let outcome = PostgresQueue.Outcome(
+            id: id, owner: owner, attempt: claim.attempt, result: result, changes: changes, runTime: ran)
+        let committed: (recorded: Set<UUID>, changes: [SharedModelChange])
+        do {
+            committed = try await queue.finishCommitting([outcome])
+        } catch let error as RelayError where error.code == .modelNotFound {
+            return error
+        }
+        guard committed.recorded.contains(id) else {
+            throw RelayError(.storageFailure, "the claim of operation \(id) was lost; its changes were not committed")
+        }
+        held.withLock { $0[id]?.committed = true }
+        // In the document before the DataPoint records the end, so that whoever awaits the handle reads them.
+        running.withLock { $0?.link }?.apply(committed.changes)
+        return nil
+    }
+
     /// Wakes the loop that follows the document: it changed, or the polling timer fired.
     func wakeDocument() {
         _ = running.withLock { $0?.document.yield() }

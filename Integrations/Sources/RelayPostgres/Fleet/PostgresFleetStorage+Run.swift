@@ -210,7 +210,8 @@ extension PostgresFleetStorage {
     ///
     /// - Returns: The operations whose leases were lost, which the fleet runs elsewhere.
     private func renew() async throws -> [UUID] {
-        let ids = held.withLock { Array($0.keys) }
+        // An outcome committed already holds no lease: the database runs it no more.
+        let ids = held.withLock { held in held.filter { !$0.value.committed }.map(\.key) }
         guard !ids.isEmpty else { return [] }
         let kept = try await queue.renew(ids, owner: owner, lease: options.lease)
         return held.withLock { held in
@@ -281,6 +282,7 @@ extension PostgresFleetStorage {
         var interrupted: [UUID] = []
         var retries: [(id: UUID, attempt: Int, at: Date)] = []
         var offline: [(id: UUID, claim: PostgresHeldClaim)] = []
+        var committed: [UUID: CallResult] = [:]
         for write in writes {
             switch write {
             case .configure(let sequence):
@@ -299,6 +301,10 @@ extension PostgresFleetStorage {
                 }
             case .finished(let id, let result, let changes, let ran):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
+                if claim.committed {
+                    committed[id] = result
+                    continue
+                }
                 outcomes.append(
                     PostgresQueue.Outcome(
                         id: id, owner: owner, attempt: claim.attempt, result: result, changes: changes, runTime: ran))
@@ -310,6 +316,13 @@ extension PostgresFleetStorage {
             case .offline(let id):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
                 offline.append((id, claim))
+            }
+        }
+        if !committed.isEmpty {
+            // Recorded with their changes before their ends were (see `commitStaged`): only the handles are left.
+            running.withLock { $0?.link }?.settle(committed)
+            held.withLock { held in
+                for id in committed.keys { held[id] = nil }
             }
         }
         if !outcomes.isEmpty {

@@ -177,6 +177,7 @@ public final class PostgresFleetStorage: SharedStorage {
             return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes)
         }
         let enqueued = try await queue.enqueue(operations, startTimes: startTimes, enqueuer: owner)
+        wakeClaimsUnheard(enqueued.added)
         return SharedCommit(snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added)
     }
 
@@ -208,6 +209,7 @@ public final class PostgresFleetStorage: SharedStorage {
             try await queue.enqueue(
                 operations, changes: changes, erasures: erasures, startTimes: startTimes, enqueuer: owner)
         }
+        wakeClaimsUnheard(enqueued.added)
         return SharedCommit(
             snapshot: enqueued.snapshot, outcomes: enqueued.outcomes, announced: enqueued.added,
             changes: enqueued.changes)
@@ -272,6 +274,12 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Throws: Nothing in practice: a write the store gives up is left to the leases.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
         try await commits.waitUntilDurable(ticket) { await applyPersistently($0.items) }
+    }
+
+    /// Wakes this process's claims for the operations a commit of its own added, when no `LISTEN` announces them: in
+    /// the poll-only mode, work enqueued here would otherwise wait for the next poll.
+    private func wakeClaimsUnheard(_ added: [UUID]) {
+        if !options.listens, !added.isEmpty { wakeClaims() }
     }
 
     /// Moves the fleet-wide suspension count of a sequence, or of every sequence; see

@@ -46,10 +46,12 @@ enum PostgresFleetWrite: Sendable, Equatable {
     }
 }
 
-/// A claim this process holds: the attempt that fences the operation's outcome, whether an attempt began here, and
-/// the operation's retry policy's `maximumElapsed`, which bounds how long it may wait for an offline destination.
+/// A claim this process holds: the attempt that fences the operation's outcome, whether an attempt began here, the
+/// operation's retry policy's `maximumElapsed`, which bounds how long it may wait for an offline destination, and
+/// whether its outcome is committed already, with the relations its attempt staged, awaiting the DataPoint's record.
 struct PostgresHeldClaim: Sendable, Hashable {
     var attempt: Int
     var began = false
     var offlineLimit: Duration?
+    var committed = false
 }
