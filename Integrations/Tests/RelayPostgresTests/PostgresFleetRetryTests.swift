@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Relay
 import RelayPostgres
 import RelayTesting
@@ -80,6 +81,50 @@ struct PostgresFleetRetryTests {
             #expect((waiting.until ?? .distantPast) > Date(timeIntervalSinceNow: 1800), "\(waiting)")
             try await point.hold(held.id, until: nil, context: "pause")
             #expect(try await handles[0].value == Data("2".utf8), "its second attempt, once released")
+        }
+    }
+
+    @Test("S28/S31: a retry the database could not take back in time is let go, and runs again once its lease expires")
+    func retryGivenUpRunsAgain() async throws {
+        var options = Fleet.options()
+        options.deadline = .seconds(1)
+        options.lease = .seconds(2)
+        let gaveUp = Gate()
+        let logger = Logger(label: "relay-retry-tests") { _ in
+            GateLogHandler(opening: gaveUp, on: "gave up recording what ran here")
+        }
+        let (started, proceed) = (Gate(), Gate())
+        let executor = ClosureExecutor { _, context in
+            guard context.attempt > 1 else {
+                started.open()
+                await proceed.wait()
+                return .retry(after: .zero, reason: "busy")
+            }
+            return .completed(Data("\(context.attempt)".utf8))
+        }
+        try await TestDatabase.with { [options] client, database in
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: options, logger: logger),
+                executors: [Fleet.work: executor]
+            ) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                let handle = try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.right))
+                await started.wait()
+                // Another session holds the sequence's row, which giving the retry back takes first, past the
+                // deadline: the process gives the write up.
+                try await TestDatabase.withClient(database: database) { blocker in
+                    try await blocker.withConnection { session in
+                        _ = try await session.query("BEGIN", logger: TestDatabase.logger)
+                        _ = try await session.query(
+                            "SELECT 1 FROM relay_sequences FOR UPDATE", logger: TestDatabase.logger)
+                        proceed.open()
+                        await gaveUp.wait()
+                        _ = try await session.query("ROLLBACK", logger: TestDatabase.logger)
+                    }
+                }
+                // Claimed still, under a lease no one renews: it expires, and the operation runs again.
+                #expect(try await handle.value == Data("2".utf8))
+            }
         }
     }
 }

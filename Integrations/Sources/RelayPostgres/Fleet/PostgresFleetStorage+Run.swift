@@ -240,7 +240,7 @@ extension PostgresFleetStorage {
     }
 
     /// Applies a batch of changes, trying again while the database fails until the deadline; then gives up the
-    /// batch, and lets go of the claims whose outcomes it held, so that their leases expire.
+    /// batch, and lets go of the claims it ended or handed back, so that their leases expire.
     ///
     /// One deadline bounds the tries together, each bounded by it too. Trying again is safe: every change is
     /// idempotent, and a fenced outcome recorded once is refused the next time.
@@ -264,8 +264,10 @@ extension PostgresFleetStorage {
             logger.error(
                 "gave up recording what ran here; leases make up for it",
                 metadata: ["error": "\(error)", "changes": "\(writes.count)"])
+            // Let go of, so that their leases expire and the fleet runs them again: renewed, an operation that this
+            // process handed back (a retry, say) would stay claimed as long as the process lives, and never run.
             held.withLock { held in
-                for case .finished(let id, _, _, _) in writes { held[id] = nil }
+                for id in writes.compactMap(\.releasedClaim) { held[id] = nil }
             }
             // Kept for the operation's next claim here, which records its outcome rather than run it again.
             unrecordedChanges.withLock { unrecorded in

@@ -19,6 +19,15 @@ enum PostgresFleetWrite: Sendable, Equatable {
     /// and its sequence's slot is free meanwhile.
     case retry(UUID, at: Date)
 
+    /// The operation whose claim this write lets go of, this process's part in it over: it ended, or went back to the
+    /// fleet.
+    var releasedClaim: UUID? {
+        switch self {
+        case .finished(let id, _, _, _), .interrupted(let id), .offline(let id), .retry(let id, _): id
+        case .configure, .started: nil
+        }
+    }
+
     /// The change a record makes, or `nil` for a record that changes nothing in the fleet's tables.
     init?(_ record: StorageRecord) {
         switch record.kind {
