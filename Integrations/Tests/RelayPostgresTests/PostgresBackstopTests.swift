@@ -29,4 +29,20 @@ struct PostgresBackstopTests {
         backstop.listened()
         #expect(backstop.sweep() == .only([later]))
     }
+
+    @Test("S31: operations let go of without their ends recorded are polled until they end, listening or not")
+    func releasedArePolledUntilTheyEnd() {
+        var backstop = PostgresBackstop()
+        backstop.listened()
+        let (ended, running) = (UUID(), UUID())
+        backstop.released([ended, running])
+        #expect(backstop.sweep() == .only([ended, running]))
+        // Held in the database is not enough, as it is for a joined commit: only an end stops the polling.
+        backstop.settled([ended, running])
+        #expect(backstop.sweep() == .only([ended, running]))
+        backstop.ended([ended])
+        #expect(backstop.sweep() == .only([running]))
+        backstop.lostListener()
+        #expect(backstop.sweep() == .everything)
+    }
 }

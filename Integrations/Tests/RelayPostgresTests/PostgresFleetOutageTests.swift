@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import PostgresNIO
 import Relay
-import RelayPostgres
 import RelayTesting
 import Testing
+
+@testable import RelayPostgres
 
 /// A fleet whose database ends every connection mid-run, as a restarted server or an administrator does, or refuses
 /// new ones for a while.
@@ -134,6 +135,48 @@ struct PostgresFleetOutageTests {
                 await claimFailed.wait()
                 try await Self.renameClaim(in: database, from: "relay_claim_hidden", to: "relay_claim")
                 #expect(try await handle.value == Data("A".utf8))
+            }
+        }
+    }
+
+    @Test("S31: an outcome committed by a batch that then failed settles its handle once the batch is given up")
+    func outcomeOfAFailedBatchSettles() async throws {
+        var options = Fleet.options()
+        options.deadline = .seconds(1)
+        let gate = Gate()
+        let held = ClosureExecutor { _, _ in
+            await gate.wait()
+            return .completed(Data("ran".utf8))
+        }
+        try await TestDatabase.with { [options] client, database in
+            let storage = PostgresFleetStorage(client: client, options: options)
+            try await DataPoint.with(storage: storage, executors: [Fleet.work: held]) { point in
+                try await point.upsertCallSequence(CallSequence(name: Fleet.left, bunchSize: 2))
+                let (done, staging) = (
+                    CallOperation(kind: Fleet.work, sequenceName: Fleet.left),
+                    CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
+                )
+                let handles = try await point.enqueue([done, staging])
+                await gate.waitForArrivals(2)
+                // The batch a process writes when one attempt completes as another completes with staged changes.
+                // Another session holds the lock that numbers commits of the document past the deadline: the plain
+                // completion commits, the other waits and fails, and the batch is given up. The completion's
+                // announcement came while this process held its claim.
+                let memo = ModelChange(collection: "memos", id: "1", encoded: Data("staged".utf8))
+                try await TestDatabase.withClient(database: database) { blocker in
+                    try await blocker.withConnection { session in
+                        _ = try await session.query("BEGIN", logger: TestDatabase.logger)
+                        _ = try await session.query(
+                            "SELECT snapshot FROM relay_counters FOR UPDATE", logger: TestDatabase.logger)
+                        await storage.applyPersistently([
+                            .finished(done.id, .completed(Data("recorded".utf8)), changes: [], ran: .zero),
+                            .finished(staging.id, .completed(Data("staged".utf8)), changes: [memo], ran: .zero),
+                        ])
+                        _ = try await session.query("ROLLBACK", logger: TestDatabase.logger)
+                    }
+                }
+                #expect(try await handles[0].value == Data("recorded".utf8))
+                gate.open()
             }
         }
     }

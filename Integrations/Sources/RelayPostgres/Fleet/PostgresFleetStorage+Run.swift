@@ -181,9 +181,9 @@ extension PostgresFleetStorage {
         switch backstop.withLock({ $0.sweep() }) {
         case .everything:
             return link.awaited
-        case .only(let unseen):
-            let awaited = link.awaited(among: Array(unseen))
-            backstop.withLock { $0.settled(unseen.subtracting(awaited)) }
+        case .only(let ids):
+            let awaited = link.awaited(among: Array(ids))
+            backstop.withLock { $0.ended(ids.subtracting(awaited)) }
             return awaited
         }
     }
@@ -195,7 +195,10 @@ extension PostgresFleetStorage {
         let (outcomes, absent) = try await queue.outcomes(of: ids)
         link.settle(outcomes)
         let lost = try await queue.neverCommitted(link.committed(among: absent))
-        backstop.withLock { $0.settled(Set(ids).subtracting(absent).union(lost)) }
+        backstop.withLock { backstop in
+            backstop.settled(Set(ids).subtracting(absent).union(lost))
+            backstop.ended(Set(outcomes.keys).union(lost))
+        }
         guard !lost.isEmpty else { return }
         link.fail(
             lost,
@@ -266,9 +269,11 @@ extension PostgresFleetStorage {
                 metadata: ["error": "\(error)", "changes": "\(writes.count)"])
             // Let go of, so that their leases expire and the fleet runs them again: renewed, an operation that this
             // process handed back (a retry, say) would stay claimed as long as the process lives, and never run.
+            let released = writes.compactMap(\.releasedClaim)
             held.withLock { held in
-                for id in writes.compactMap(\.releasedClaim) { held[id] = nil }
+                for id in released { held[id] = nil }
             }
+            backstop.withLock { $0.released(released) }
             // Kept for the operation's next claim here, which records its outcome rather than run it again.
             unrecordedChanges.withLock { unrecorded in
                 for case .finished(let id, _, let changes, _) in writes where !changes.isEmpty {
@@ -344,7 +349,10 @@ extension PostgresFleetStorage {
                 // In the document before the handles settle, so that whoever awaited one reads what it committed.
                 link?.apply(committed.changes)
             }
-            // Settled before the claims are let go: the listener leaves the outcomes of claims held here to this.
+            // Settled before the claims are let go: the listener leaves the outcomes of claims held here to this. The
+            // poll looks up those not recorded here, whose ends it may have left: another claim's, or this one's own
+            // from a try whose answer was lost.
+            backstop.withLock { $0.released(outcomes.map(\.id).filter { !recorded.contains($0) }) }
             let settled = outcomes.filter { recorded.contains($0.id) }
             link?.settle(
                 Dictionary(settled.map { ($0.id, $0.result) }, uniquingKeysWith: { first, _ in first }))
