@@ -56,7 +56,12 @@ extension PostgresFleetStorage {
     public func commitStaged(
         _ id: UUID, result: CallResult, changes: [ModelChange], ran: Duration
     ) async throws -> RelayError? {
-        guard let claim = held.withLock({ $0[id] }), !claim.committed else {
+        let claim = held.withLock { held -> PostgresHeldClaim? in
+            guard let claim = held[id], !claim.committing, !claim.committed else { return nil }
+            held[id]?.committing = true
+            return claim
+        }
+        guard let claim else {
             throw RelayError(
                 .storageFailure, "this process no longer holds operation \(id); its changes were not committed")
         }
@@ -65,10 +70,13 @@ extension PostgresFleetStorage {
         let committed: (recorded: Set<UUID>, changes: [SharedModelChange])
         do {
             committed = try await queue.finishCommitting([outcome])
-        } catch let error as RelayError where error.code == .modelNotFound {
-            return error
+        } catch {
+            held.withLock { $0[id]?.committing = false }
+            if let error = error as? RelayError, error.code == .modelNotFound { return error }
+            throw error
         }
         guard committed.recorded.contains(id) else {
+            held.withLock { $0[id]?.committing = false }
             throw RelayError(.storageFailure, "the claim of operation \(id) was lost; its changes were not committed")
         }
         held.withLock { $0[id]?.committed = true }

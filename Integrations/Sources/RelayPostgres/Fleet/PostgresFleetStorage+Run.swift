@@ -218,8 +218,9 @@ extension PostgresFleetStorage {
         guard !ids.isEmpty else { return [] }
         let kept = try await queue.renew(ids, owner: owner, lease: options.lease)
         return held.withLock { held in
-            // Only those still held: an outcome recorded meanwhile let go of its claim, and lost nothing.
-            let lost = ids.filter { !kept.contains($0) && held[$0] != nil }
+            // Only those still held: an outcome recorded meanwhile let go of its claim, and lost nothing; one being
+            // recorded may have ended the lease itself.
+            let lost = ids.filter { !kept.contains($0) && held[$0].map { !$0.committing } == true }
             for id in lost { held[id] = nil }
             return lost
         }

@@ -57,10 +57,13 @@ enum PostgresFleetWrite: Sendable, Equatable {
 
 /// A claim this process holds: the attempt that fences the operation's outcome, whether an attempt began here, the
 /// operation's retry policy's `maximumElapsed`, which bounds how long it may wait for an offline destination, and
-/// whether its outcome is committed already, with the relations its attempt staged, awaiting the DataPoint's record.
+/// whether its outcome is being committed, or is committed already, with the relations its attempt staged, ahead of
+/// the DataPoint's record of it.
 struct PostgresHeldClaim: Sendable, Hashable {
     var attempt: Int
     var began = false
     var offlineLimit: Duration?
+    /// The outcome's commit is under way: a lease the renewal then finds ended was ended by that commit, not lost.
+    var committing = false
     var committed = false
 }
