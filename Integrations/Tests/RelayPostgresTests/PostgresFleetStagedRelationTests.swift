@@ -79,7 +79,7 @@ struct PostgresFleetStagedRelationTests {
             try await deaf.transaction { try $0.upsert(Memo(id: 1, text: "order")) }
             try await hearing.transaction { try $0.remove(Memo.self, id: 1) }
             #expect(try deaf.model(Memo.self, id: 1) != nil, "the running process has not heard of the removal")
-            let events = try deaf.events()
+            let events = deaf.events()
             let handle = try await deaf.enqueue(Self.relate(line: 3))
             guard case .failed(let failure) = try await handle.outcome else {
                 Issue.record("a relation to a removed model was committed")

@@ -46,6 +46,9 @@ struct PostgresBackstop: Sendable {
         released.formUnion(ids)
     }
 
+    /// Whether the store listens now, so that announcements reach it.
+    var isListening: Bool { listening }
+
     /// What the poll reads now.
     func sweep() -> Sweep {
         listening ? .only(unseen.union(released)) : .everything

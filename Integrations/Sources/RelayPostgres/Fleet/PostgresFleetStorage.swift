@@ -277,9 +277,10 @@ public final class PostgresFleetStorage: SharedStorage {
     }
 
     /// Wakes this process's claims for the operations a commit of its own added, when no `LISTEN` announces them: in
-    /// the poll-only mode, work enqueued here would otherwise wait for the next poll.
+    /// the poll-only mode, or while the listener's connection is being made again, work enqueued here would otherwise
+    /// wait for the next poll.
     private func wakeClaimsUnheard(_ added: [UUID]) {
-        if !options.listens, !added.isEmpty { wakeClaims() }
+        if !added.isEmpty, !backstop.withLock({ $0.isListening }) { wakeClaims() }
     }
 
     /// Moves the fleet-wide suspension count of a sequence, or of every sequence; see
