@@ -156,7 +156,7 @@ struct PostgresFleetOutageTests {
                     CallOperation(kind: Fleet.work, sequenceName: Fleet.left),
                     CallOperation(kind: Fleet.work, sequenceName: Fleet.left)
                 )
-                let handles = try await point.enqueue([done, staging])
+                let handles = try await Self.enqueue([done, staging], on: point)
                 await gate.waitForArrivals(2)
                 // The batch a process writes when one attempt completes as another completes with staged changes.
                 // Another session holds the lock that numbers commits of the document past the deadline: the plain

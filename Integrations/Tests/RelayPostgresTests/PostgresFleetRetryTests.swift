@@ -108,7 +108,9 @@ struct PostgresFleetRetryTests {
                 executors: [Fleet.work: executor]
             ) { point in
                 try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
-                let handle = try await point.enqueue(CallOperation(kind: Fleet.work, sequenceName: Fleet.right))
+                // Tried again at a deadline so short: a loaded machine may take longer than that even now.
+                let handle = try await PostgresFleetOutageTests.enqueue(
+                    [CallOperation(kind: Fleet.work, sequenceName: Fleet.right)], on: point)[0]
                 await started.wait()
                 // Another session holds the sequence's row, which giving the retry back takes first, past the
                 // deadline: the process gives the write up.
