@@ -22,7 +22,7 @@ struct PostgresFleetRetryTests {
                 storage: PostgresFleetStorage(client: client, options: Fleet.options()),
                 executors: [Fleet.work: executor]
             ) { point in
-                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                try await Fleet.register(CallSequence(name: Fleet.right, bunchSize: 1), on: point)
                 try await body(point)
             }
         }
@@ -34,7 +34,7 @@ struct PostgresFleetRetryTests {
         let next = CallOperation(kind: Fleet.work, sequenceName: Fleet.right)
         let executor = ClosureExecutor { operation, context in
             if operation.id == retrying.id && context.attempt == 1 {
-                return .retry(after: .seconds(5), reason: "busy")
+                return .retry(after: .seconds(15), reason: "busy")
             }
             return .completed(Data("\(context.attempt)".utf8))
         }
@@ -88,7 +88,8 @@ struct PostgresFleetRetryTests {
     func retryGivenUpRunsAgain() async throws {
         var options = Fleet.options()
         options.deadline = .seconds(1)
-        options.lease = .seconds(2)
+        // Long enough that a loaded machine renews it while the attempt waits for the blocker; it expires after.
+        options.lease = .seconds(5)
         let gaveUp = Gate()
         let logger = Logger(label: "relay-retry-tests") { _ in
             GateLogHandler(opening: gaveUp, on: "gave up recording what ran here")
@@ -107,7 +108,7 @@ struct PostgresFleetRetryTests {
                 storage: PostgresFleetStorage(client: client, options: options, logger: logger),
                 executors: [Fleet.work: executor]
             ) { point in
-                try await point.upsertCallSequence(CallSequence(name: Fleet.right, bunchSize: 1))
+                try await Fleet.register(CallSequence(name: Fleet.right, bunchSize: 1), on: point)
                 // Tried again at a deadline so short: a loaded machine may take longer than that even now.
                 let handle = try await PostgresFleetOutageTests.enqueue(
                     [CallOperation(kind: Fleet.work, sequenceName: Fleet.right)], on: point)[0]

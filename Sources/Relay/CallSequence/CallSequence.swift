@@ -68,7 +68,8 @@ public actor CallSequence {
     /// Raising it starts waiting operations at once; lowering it cancels nothing that already runs.
     ///
     /// - Parameter size: The new bunch size; at least 1.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/invalidBunchSize`` when `size` is below 1.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/invalidBunchSize`` when `size` is below 1; on a shared
+    ///   store, ``RelayError/Code/storageFailure`` when the store did not take the change, which then applies nowhere.
     public func setBunchSize(_ size: Int) async throws {
         try Self.validate(bunchSize: size, name: name)
         if let core {
@@ -81,7 +82,7 @@ public actor CallSequence {
     /// Changes how ready operations are ordered, effective immediately.
     ///
     /// - Parameter algorithm: The new algorithm.
-    /// - Throws: ``RelayError`` when the change cannot be recorded.
+    /// - Throws: ``RelayError`` when the change cannot be recorded; on a shared store, the change then applies nowhere.
     public func setAlgorithm(_ algorithm: Algorithm) async throws {
         if let core {
             try await core.setAlgorithm(algorithm, of: name)
@@ -120,18 +121,23 @@ public actor CallSequence {
         return try await core.resume(name, reason: reason)
     }
 
-    /// Binds the sequence to a DataPoint; returns its configuration and the suspensions it gathered while detached.
-    func attach(to core: PipelineCore) throws(RelayError) -> (bunchSize: Int, algorithm: Algorithm, suspensions: Int) {
+    /// The configuration that ``attach(to:)`` binds, without binding it: the sequence's own while it is detached, the
+    /// DataPoint's once it is attached.
+    func configuration(for core: PipelineCore) throws(RelayError) -> (bunchSize: Int, algorithm: Algorithm) {
         if let attached = self.core, attached !== core {
             throw RelayError(.sequenceAttached, "sequence \(name) already belongs to another DataPoint")
         }
-        if self.core != nil, let current = core.read({ $0.sequenceConfiguration(name) }) {
-            return (current.bunchSize, current.algorithm, 0)
-        }
-        let configuration = (detachedBunchSize, detachedAlgorithm, detachedSuspensions)
+        if self.core != nil, let current = core.read({ $0.sequenceConfiguration(name) }) { return current }
+        return (detachedBunchSize, detachedAlgorithm)
+    }
+
+    /// Binds the sequence to a DataPoint; returns the suspensions it gathered while detached.
+    func attach(to core: PipelineCore) throws(RelayError) -> Int {
+        _ = try configuration(for: core)
+        let suspensions = detachedSuspensions
         self.core = core
         detachedSuspensions = 0
-        return configuration
+        return suspensions
     }
 
     /// Supervises the lane's workers: spawns one for each request the pipeline makes, under one task group.

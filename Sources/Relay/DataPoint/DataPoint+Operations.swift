@@ -28,16 +28,23 @@ extension DataPoint {
     ///
     /// - Parameter sequence: The sequence.
     /// - Returns: The same sequence, now bound to this DataPoint.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/sequenceAttached`` when it belongs to another DataPoint.
+    /// On a shared store the fleet registers the sequence first: one it could not register is not registered here
+    /// either, and the call throws.
+    ///
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/sequenceAttached`` when it belongs to another DataPoint;
+    ///   on a shared store, ``RelayError/Code/storageFailure`` when the store did not register it.
     @discardableResult
     public nonisolated func upsertCallSequence(_ sequence: CallSequence) async throws -> CallSequence {
-        let configuration = try await sequence.attach(to: core)
+        let configuration = try await sequence.configuration(for: core)
+        try await core.configureShared(
+            sequence.name, bunchSize: configuration.bunchSize, algorithm: configuration.algorithm, replacing: true)
+        let suspensions = try await sequence.attach(to: core)
         try await core.upsertLane(
             sequence.name,
             sequence: sequence,
             bunchSize: configuration.bunchSize,
             algorithm: configuration.algorithm,
-            addingSuspensions: configuration.suspensions
+            addingSuspensions: suspensions
         )
         return sequence
     }

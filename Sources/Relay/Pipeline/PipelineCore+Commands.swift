@@ -87,6 +87,9 @@ extension PipelineCore {
     }
 
     func adoptLane(_ name: CallSequence.Name, sequence: CallSequence) async throws(RelayError) {
+        if read({ $0.sequenceConfiguration(name) == nil }) {
+            try await configureShared(name, bunchSize: 1, algorithm: .flat, replacing: false)
+        }
         try await command { machine, actions, _ in machine.adoptLane(name, sequence: sequence, into: &actions) }
     }
 
@@ -96,12 +99,20 @@ extension PipelineCore {
     }
 
     func setBunchSize(_ size: Int, of name: CallSequence.Name) async throws(RelayError) {
+        if shared != nil {
+            let current = try read { (machine) throws(RelayError) in try machine.registeredConfiguration(name) }
+            try await configureShared(name, bunchSize: size, algorithm: current.algorithm, replacing: true)
+        }
         try await command { (machine, actions, now) throws(RelayError) in
             try machine.setBunchSize(size, lane: name, now: now, into: &actions)
         }
     }
 
     func setAlgorithm(_ algorithm: CallSequence.Algorithm, of name: CallSequence.Name) async throws(RelayError) {
+        if shared != nil {
+            let current = try read { (machine) throws(RelayError) in try machine.registeredConfiguration(name) }
+            try await configureShared(name, bunchSize: current.bunchSize, algorithm: algorithm, replacing: true)
+        }
         try await command { (machine, actions, now) throws(RelayError) in
             try machine.setAlgorithm(algorithm, lane: name, now: now, into: &actions)
         }

@@ -98,6 +98,18 @@ extension PipelineCore {
         return try await callShared("read \(id)") { try await shared.status(of: id) }
     }
 
+    /// Registers or reconfigures a sequence on a shared store, before this process does.
+    ///
+    /// Does nothing on a store of one process. See ``SharedStorage/configure(_:bunchSize:algorithm:replacing:)``.
+    func configureShared(
+        _ name: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm, replacing: Bool
+    ) async throws(RelayError) {
+        guard let shared else { return }
+        try await callShared("register sequence \(name)") {
+            try await shared.configure(name, bunchSize: bunchSize, algorithm: algorithm, replacing: replacing)
+        }
+    }
+
     /// Calls the shared store, and gives back what it throws as a ``RelayError``: its own, or a storage failure that
     /// says what the store did not do.
     func callShared<Value>(

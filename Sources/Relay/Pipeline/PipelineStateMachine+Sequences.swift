@@ -92,6 +92,14 @@ extension PipelineStateMachine {
         }
     }
 
+    /// A registered sequence's bunch size and algorithm.
+    func registeredConfiguration(
+        _ name: CallSequence.Name
+    ) throws(RelayError) -> (bunchSize: Int, algorithm: CallSequence.Algorithm) {
+        let lane = try registeredLane(name)
+        return (lanes[Int(lane)].bunchSize, lanes[Int(lane)].algorithm)
+    }
+
     func registeredLane(_ name: CallSequence.Name) throws(RelayError) -> Int32 {
         guard let lane = laneIndex[name], lanes[Int(lane)].isRegistered else {
             throw RelayError(.unknownSequence, "no sequence named \(name) is registered")

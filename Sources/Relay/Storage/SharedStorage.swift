@@ -56,6 +56,25 @@ public protocol SharedStorage: Storage {
     /// - Parameter link: What the store hands the DataPoint, and asks of it.
     func run(_ link: SharedLink) async
 
+    /// Registers a sequence fleet-wide, or reconfigures it: from the next claim on, its bunch size bounds how many of
+    /// its operations run at once across every process, in the order its algorithm gives.
+    ///
+    /// ``DataPoint/upsertCallSequence(_:)``, ``CallSequence/setBunchSize(_:)`` and ``CallSequence/setAlgorithm(_:)``
+    /// call it on a shared store before they change anything in their process, so that a sequence the store could not
+    /// register is registered nowhere; a DataPoint that opens registers its default sequences without `replacing`, so
+    /// that it leaves them as the fleet configured them.
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence's name.
+    ///   - bunchSize: How many of its operations may run at once, fleet-wide.
+    ///   - algorithm: The order its operations start in.
+    ///   - replacing: Whether a sequence the store knows already takes this configuration; if `false`, it keeps its own.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidBunchSize`` for a bunch size below 1, or
+    ///   ``RelayError/Code/storageFailure``.
+    func configure(
+        _ sequence: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm, replacing: Bool
+    ) async throws
+
     /// Moves the fleet-wide suspension count of a sequence, or of every sequence when `sequence` is `nil`, by
     /// `change`, never below zero: while it is above zero, the store claims no operation of it for any process.
     ///

@@ -57,8 +57,8 @@ extension PostgresFleetStorage {
         _ id: UUID, result: CallResult, changes: [ModelChange], ran: Duration
     ) async throws -> RelayError? {
         let claim = held.withLock { held -> PostgresHeldClaim? in
-            guard let claim = held[id], !claim.committing, !claim.committed else { return nil }
-            held[id]?.committing = true
+            guard let claim = held[id], claim.stagedCommit == .none else { return nil }
+            held[id]?.stagedCommit = .underWay
             return claim
         }
         guard let claim else {
@@ -71,15 +71,15 @@ extension PostgresFleetStorage {
         do {
             committed = try await queue.finishCommitting([outcome])
         } catch {
-            held.withLock { $0[id]?.committing = false }
+            held.withLock { $0[id]?.stagedCommit = .none }
             if let error = error as? RelayError, error.code == .modelNotFound { return error }
             throw error
         }
         guard committed.recorded.contains(id) else {
-            held.withLock { $0[id]?.committing = false }
+            held.withLock { $0[id]?.stagedCommit = .none }
             throw RelayError(.storageFailure, "the claim of operation \(id) was lost; its changes were not committed")
         }
-        held.withLock { $0[id]?.committed = true }
+        held.withLock { $0[id]?.stagedCommit = .done }
         // In the document before the DataPoint records the end, so that whoever awaits the handle reads them.
         running.withLock { $0?.link }?.apply(committed.changes)
         return nil

@@ -214,13 +214,13 @@ extension PostgresFleetStorage {
     /// - Returns: The operations whose leases were lost, which the fleet runs elsewhere.
     private func renew() async throws -> [UUID] {
         // An outcome committed already holds no lease: the database runs it no more.
-        let ids = held.withLock { held in held.filter { !$0.value.committed }.map(\.key) }
+        let ids = held.withLock { held in held.filter { $0.value.stagedCommit != .done }.map(\.key) }
         guard !ids.isEmpty else { return [] }
         let kept = try await queue.renew(ids, owner: owner, lease: options.lease)
         return held.withLock { held in
             // Only those still held: an outcome recorded meanwhile let go of its claim, and lost nothing; one being
             // recorded may have ended the lease itself.
-            let lost = ids.filter { !kept.contains($0) && held[$0].map { !$0.committing } == true }
+            let lost = ids.filter { !kept.contains($0) && held[$0].map { $0.stagedCommit != .underWay } == true }
             for id in lost { held[id] = nil }
             return lost
         }
@@ -293,9 +293,6 @@ extension PostgresFleetStorage {
         var committed: [UUID: CallResult] = [:]
         for write in writes {
             switch write {
-            case .configure(let sequence):
-                try await queue.configure(sequence.name, bunchSize: sequence.bunchSize, algorithm: sequence.algorithm)
-                wakeClaims()
             case .started(let id, let attempt):
                 let claim = held.withLock { held -> PostgresHeldClaim? in
                     held[id]?.began = true
@@ -309,7 +306,7 @@ extension PostgresFleetStorage {
                 }
             case .finished(let id, let result, let changes, let ran):
                 guard let claim = held.withLock({ $0[id] }) else { continue }
-                if claim.committed {
+                if claim.stagedCommit == .done {
                     committed[id] = result
                     continue
                 }

@@ -127,10 +127,11 @@ public final class PostgresFleetStorage: SharedStorage {
 
     var logger: Logger { queue.logger }
 
-    /// Migrates the database's schema; a fleet's state lives in its tables, so the DataPoint starts empty and runs
-    /// what it claims.
+    /// Migrates the database's schema; a fleet's state lives in its tables, so the DataPoint starts with no operation
+    /// and runs what it claims.
     ///
-    /// - Returns: ``StoredState/empty``.
+    /// - Returns: The fleet's document, and its configuration of the default sequences, which this registers when
+    ///   the fleet has not yet.
     /// - Throws: ``RelayError/Code/unsupportedFormat`` for a newer schema, or ``RelayError/Code/storageFailure``.
     public func open() async throws -> StoredState {
         // A pool that has just found the database again may take longer than a call's deadline to connect.
@@ -140,7 +141,9 @@ public final class PostgresFleetStorage: SharedStorage {
         documentCursor.withLock { $0 = PostgresQueue.DocumentCursor(through: version) }
         var models: [String: [String: Data]] = [:]
         for row in rows { models[row.change.collection, default: [:]][row.change.id] = row.change.encoded }
-        return StoredState(models: models)
+        // Every DataPoint has these; a process that opens takes the fleet's configuration of them, and changes none.
+        let sequences = try await queue.registerDefaults([.data, .downloads, .uploads], within: deadline)
+        return StoredState(sequences: sequences, models: models)
     }
 
     /// Migrates the database's schema, as ``open()`` does, for a DataPoint that keeps finished operations as
@@ -152,7 +155,7 @@ public final class PostgresFleetStorage: SharedStorage {
     /// same policy: each prunes by its own.
     ///
     /// - Parameter retention: The DataPoint's policy, from its ``DataPoint/Configuration``.
-    /// - Returns: ``StoredState/empty``.
+    /// - Returns: As ``open()`` returns.
     /// - Throws: As ``open()`` does.
     public func open(retention: RetentionPolicy) async throws -> StoredState {
         let state = try await open()
@@ -281,6 +284,16 @@ public final class PostgresFleetStorage: SharedStorage {
     /// wait for the next poll.
     private func wakeClaimsUnheard(_ added: [UUID]) {
         if !added.isEmpty, !backstop.withLock({ $0.isListening }) { wakeClaims() }
+    }
+
+    /// Registers or reconfigures a sequence fleet-wide; see ``SharedStorage/configure(_:bunchSize:algorithm:replacing:)``.
+    ///
+    /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline.
+    public func configure(
+        _ sequence: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm, replacing: Bool
+    ) async throws {
+        try await queue.configure(sequence, bunchSize: bunchSize, algorithm: algorithm, replacing: replacing)
+        wakeClaims()
     }
 
     /// Moves the fleet-wide suspension count of a sequence, or of every sequence; see

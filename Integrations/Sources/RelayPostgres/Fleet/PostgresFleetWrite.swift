@@ -3,8 +3,6 @@ import Relay
 
 /// What a record of an operation this process runs changes in the fleet's tables.
 enum PostgresFleetWrite: Sendable, Equatable {
-    /// A sequence registered or reconfigured here, fleet-wide.
-    case configure(StoredSequence)
     /// An attempt began: the first of a claim marks it begun; a later one, a retry within the claim, is counted.
     case started(UUID, attempt: Int)
     /// The operation ended; recorded if this process still holds it, with the changes its attempt staged (S21) and
@@ -24,16 +22,13 @@ enum PostgresFleetWrite: Sendable, Equatable {
     var releasedClaim: UUID? {
         switch self {
         case .finished(let id, _, _, _), .interrupted(let id), .offline(let id), .retry(let id, _): id
-        case .configure, .started: nil
+        case .started: nil
         }
     }
 
     /// The change a record makes, or `nil` for a record that changes nothing in the fleet's tables.
     init?(_ record: StorageRecord) {
         switch record.kind {
-        case .sequenceConfigured:
-            guard let sequence = record.sequenceConfiguration else { return nil }
-            self = .configure(sequence)
         case .started:
             guard let id = record.operationID, let attempt = record.attempt else { return nil }
             self = .started(id, attempt: attempt)
@@ -63,7 +58,14 @@ struct PostgresHeldClaim: Sendable, Hashable {
     var attempt: Int
     var began = false
     var offlineLimit: Duration?
-    /// The outcome's commit is under way: a lease the renewal then finds ended was ended by that commit, not lost.
-    var committing = false
-    var committed = false
+    var stagedCommit = StagedCommit.none
+
+    /// How far the commit of an outcome with staged changes has come.
+    enum StagedCommit: Sendable, Hashable {
+        case none
+        /// Under way: a lease the renewal then finds ended was ended by that commit, not lost.
+        case underWay
+        /// Committed: the database runs the operation no more, so its claim holds no lease.
+        case done
+    }
 }

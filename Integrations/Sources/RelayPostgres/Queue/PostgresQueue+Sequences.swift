@@ -4,11 +4,15 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Registers a sequence, or reconfigures it, fleet-wide: a new bunch size takes effect at the next claim, and
-    /// lowering it stops nothing that runs.
+    /// Registers a sequence, or reconfigures it, fleet-wide.
+    ///
+    /// A new bunch size takes effect at the next claim, and lowering it stops nothing that runs. Unless `replacing`, a
+    /// sequence registered already keeps its configuration.
     ///
     /// - Throws: ``RelayError/Code/invalidBunchSize`` for a bunch size below 1.
-    func configure(_ name: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm) async throws {
+    func configure(
+        _ name: CallSequence.Name, bunchSize: Int, algorithm: CallSequence.Algorithm, replacing: Bool = true
+    ) async throws {
         guard bunchSize >= 1 else {
             throw RelayError(.invalidBunchSize, "sequence \(name)'s bunch size is \(bunchSize); it must be at least 1")
         }
@@ -21,10 +25,38 @@ extension PostgresQueue {
                     VALUES (\(name.rawValue), \(bunchSize), \(algorithm == .commitGraph))
                     ON CONFLICT (name) DO UPDATE
                     SET bunch_size = EXCLUDED.bunch_size, commit_graph = EXCLUDED.commit_graph
+                    WHERE \(replacing)
                     RETURNING 1
                 )
                 SELECT pg_notify(\(Self.readyChannel), '') FROM saved
                 """)
+        }
+    }
+
+    /// Registers `names` with a bunch size of 1, as a DataPoint of one process has them, unless the fleet has them
+    /// already; returns how the fleet configures them.
+    func registerDefaults(
+        _ names: [CallSequence.Name], within deadline: Duration
+    ) async throws -> [StoredSequence] {
+        try await Self.mapping("registering the default sequences") {
+            try await transaction("registering the default sequences", within: deadline) { connection in
+                let names = names.map(\.rawValue)
+                _ = try await rows(
+                    """
+                    INSERT INTO relay_sequences (name, bunch_size) SELECT unnest(\(names)::text[]), 1
+                    ON CONFLICT (name) DO NOTHING
+                    """, on: connection)
+                // Unsuspended here: the fleet's claims obey its suspensions.
+                return try await rows(
+                    "SELECT name, bunch_size, commit_graph FROM relay_sequences WHERE name = ANY(\(names))",
+                    on: connection
+                ).map { row in
+                    let (name, bunchSize, commitGraph) = try row.decode((String, Int, Bool).self)
+                    return StoredSequence(
+                        name: CallSequence.Name(rawValue: name), bunchSize: bunchSize,
+                        algorithm: commitGraph ? .commitGraph : .flat, suspensionCount: 0)
+                }
+            }
         }
     }
 
