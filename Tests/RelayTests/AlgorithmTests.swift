@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S7 algorithm per sequence", .timeLimit(.minutes(1)))
+@Suite("S7 algorithm per sequence", .timeLimit(.minutes(3)))
 struct AlgorithmTests {
     /// Runs commit 1 with a slow operation and commit 2 with a quick one.
     ///

@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("Attempt timeouts on the DataPoint's clock", .timeLimit(.minutes(1)))
+@Suite("Attempt timeouts on the DataPoint's clock", .timeLimit(.minutes(3)))
 struct AttemptTimeoutTests {
     @Test("A deadline from withTimeout passes on the DataPoint's clock: the work is cancelled, the executor decides")
     func deadlinePasses() async throws {

@@ -59,7 +59,7 @@ struct BadInput: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("S17 bad input", .timeLimit(.minutes(1)))
+@Suite("S17 bad input", .timeLimit(.minutes(3)))
 struct BadInputTests {
     @Test("S17: bad input is a typed error that leaves state, events and storage as they were", arguments: BadInput.all)
     func badInputChangesNothing(_ input: BadInput) async throws {

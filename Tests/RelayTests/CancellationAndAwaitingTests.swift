@@ -3,7 +3,6 @@ import Relay
 import RelayTesting
 import Testing
 
-// Three minutes: some of its loops take more than one under ThreadSanitizer on two cores.
 @Suite("S11 cancellation and S12 awaiting", .timeLimit(.minutes(3)))
 struct CancellationAndAwaitingTests {
     @Test("S11: cancelling a pending operation makes it cancelled and cascades to dependents")

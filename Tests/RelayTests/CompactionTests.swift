@@ -6,8 +6,6 @@ import Testing
 
 /// Compaction beside writes: a journal past its threshold is sealed, the next one starts, and the sealed one is folded
 /// into the snapshot while acknowledgements go on; a crash at any point loses nothing acknowledged.
-///
-/// Three minutes: some of its loops take more than one under ThreadSanitizer on two cores.
 @Suite("S16/S17 compaction beside writes", .timeLimit(.minutes(3)))
 struct CompactionTests {
     private let small = FileStorage.Options(compactionThreshold: 2_048)

@@ -6,7 +6,7 @@ import Testing
 
 /// S16's dead-letter set: failed and cancelled operations kept past the retention window, under bounds of their own,
 /// until purged.
-@Suite("S16 dead letters and purging", .timeLimit(.minutes(1)))
+@Suite("S16 dead letters and purging", .timeLimit(.minutes(3)))
 struct DeadLetterTests {
     private static let refused: CallKind = "refused"
 

@@ -6,7 +6,7 @@ import Testing
 /// The sleeps of Relay's deadlines on the system clock (see `DeadlineTimer`): an HTTP attempt's timeout, `execute`'s
 /// deadline and a handle's `value(timeout:)` race work that mostly ends first, so a cancelled sleep must end, and let
 /// go of its timer, at once rather than at its deadline.
-@Suite("S34 deadline sleeps", .timeLimit(.minutes(1)))
+@Suite("S34 deadline sleeps", .timeLimit(.minutes(3)))
 struct DeadlineSleepTests {
     @Test("S34: a deadline an hour away, cancelled, ends at once with CancellationError")
     func cancelledSleepEndsAtOnce() async throws {

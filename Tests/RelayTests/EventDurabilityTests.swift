@@ -39,7 +39,7 @@ final class GatedStorage: Storage {
     func close() async throws {}
 }
 
-@Suite("S13 S16 what waits for durability", .timeLimit(.minutes(1)))
+@Suite("S13 S16 what waits for durability", .timeLimit(.minutes(3)))
 struct EventDurabilityTests {
     @Test("S13: a subscriber sees an event only once the transition it reports is durable")
     func eventsWaitForDurability() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Streams that come back after a sequence number (S34): what the DataPoint keeps of the events they missed comes
 /// first, exactly once and in order, then every later event.
-@Suite("S34 event streams that resume", .timeLimit(.minutes(1)))
+@Suite("S34 event streams that resume", .timeLimit(.minutes(3)))
 struct EventResumeTests {
     /// Takes `count` events from `iterator`.
     private static func take(_ count: Int, from iterator: inout CallEventStream.Iterator) async -> [CallEvent] {

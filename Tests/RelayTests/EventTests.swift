@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S13 events", .timeLimit(.minutes(1)))
+@Suite("S13 events", .timeLimit(.minutes(3)))
 struct EventTests {
     @Test("S13: events have strictly increasing sequence numbers")
     func sequenceNumbersIncrease() async throws {

@@ -11,7 +11,7 @@ private final class Runs: Sendable {
 
 /// A store that fails a write: what the write carried never happens, and nothing more starts on a store that can no
 /// longer record it.
-@Suite("S16 a store that fails", .timeLimit(.minutes(1)))
+@Suite("S16 a store that fails", .timeLimit(.minutes(3)))
 struct FailedStoreTests {
     @Test("S16/S20: an operation whose enqueue failed to be written never runs; its status says the store failed")
     func failedEnqueueNeverRuns() async throws {

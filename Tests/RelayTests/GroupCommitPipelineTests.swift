@@ -72,7 +72,7 @@ private final class OverlapLog: GroupCommitWriter {
     }
 }
 
-@Suite("S16 group commit writes beside its syncs", .timeLimit(.minutes(1)))
+@Suite("S16 group commit writes beside its syncs", .timeLimit(.minutes(3)))
 struct GroupCommitPipelineTests {
     @Test("S16: a batch is written while the one before it is synced, and nothing is acknowledged before its sync")
     func writeBesideSync() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S12 handles and memory", .timeLimit(.minutes(1)))
+@Suite("S12 handles and memory", .timeLimit(.minutes(3)))
 struct HandleMemoryTests {
     @Test("S12: a live handle keeps its own outcome and no other operation's, even of the same commit")
     func handlesOwnTheirOutcomeAlone() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S34 awaiting a handle with a timeout", .timeLimit(.minutes(1)))
+@Suite("S34 awaiting a handle with a timeout", .timeLimit(.minutes(3)))
 struct HandleTimeoutTests {
     @Test("S34: a wait with a timeout ends with deadlineExceeded on the DataPoint's clock; the operation goes on")
     func timeoutEndsTheWaitOnly() async throws {

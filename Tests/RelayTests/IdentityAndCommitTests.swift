@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S1 identity and S2 commits", .timeLimit(.minutes(1)))
+@Suite("S1 identity and S2 commits", .timeLimit(.minutes(3)))
 struct IdentityAndCommitTests {
     @Test("S1: enqueueing a known id returns the existing handle and changes nothing")
     func knownIDReturnsExistingHandle() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// The journal is filled with zeros ahead of its writes, so that a sync writes data rather than a new length each
 /// time; these tests check that the zeros are never taken for records, nor for a torn tail, and that a transition torn
 /// inside them is cut as a torn tail is.
-@Suite("S17 a journal filled ahead with zeros", .timeLimit(.minutes(1)))
+@Suite("S17 a journal filled ahead with zeros", .timeLimit(.minutes(3)))
 struct JournalGrowthTests {
     /// Enqueues `payloads` one commit each, then crashes; returns the journal's bytes.
     private func crashAfterEnqueueing(_ payloads: [Data], in folder: TemporaryFolder) async throws -> Data {

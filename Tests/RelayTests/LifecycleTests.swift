@@ -4,7 +4,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S15 lifecycle", .timeLimit(.minutes(1)))
+@Suite("S15 lifecycle", .timeLimit(.minutes(3)))
 struct LifecycleTests {
     @Test("S15: run() runs until its task is cancelled; interrupted operations stay stored as pending")
     func runUntilCancelled() async throws {
@@ -233,7 +233,7 @@ struct LifecycleTests {
     }
 }
 
-@Suite("S32 readiness", .timeLimit(.minutes(1)))
+@Suite("S32 readiness", .timeLimit(.minutes(3)))
 struct ReadinessTests {
     @Test("S32: ready() returns once run() has started the engine, and throws once the DataPoint stops first")
     func readyWhenRunning() async throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S14 metrics across a restart", .timeLimit(.minutes(1)))
+@Suite("S14 metrics across a restart", .timeLimit(.minutes(3)))
 struct MetricsRestartTests {
     /// Runs five operations that each take a little while, and returns their ids.
     private static func runFive(on point: DataPoint) async throws -> [UUID] {

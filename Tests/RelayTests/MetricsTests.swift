@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S14 metrics", .timeLimit(.minutes(1)))
+@Suite("S14 metrics", .timeLimit(.minutes(3)))
 struct MetricsTests {
     @Test("S14: percentiles are right on a known workload")
     func percentilesOnKnownWorkload() async throws {

@@ -53,7 +53,7 @@ private func registerTraced(on point: DataPoint) {
         }, for: "traced")
 }
 
-@Suite("S33 observers", .timeLimit(.minutes(1)))
+@Suite("S33 observers", .timeLimit(.minutes(3)))
 struct ObserverTests {
     @Test(
         "S33: observers hear of each enqueue, claim, attempt and finish, in order, and attempts run in the enqueuer's trace"
@@ -119,7 +119,7 @@ private struct PropagatingObserver: CallObserver {
     }
 }
 
-@Suite("S33 propagated headers", .timeLimit(.minutes(1)))
+@Suite("S33 propagated headers", .timeLimit(.minutes(3)))
 struct PropagatedHeaderTests {
     @Test("S33: an observer's propagated headers go out on every request of the attempt, but not over the call's own")
     func headersGoOut() async throws {

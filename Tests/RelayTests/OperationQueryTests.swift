@@ -5,7 +5,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("Listing, counting and replaying operations", .timeLimit(.minutes(1)))
+@Suite("Listing, counting and replaying operations", .timeLimit(.minutes(3)))
 struct OperationQueryTests {
     @Test("S14: operations list by state, sequence and kind, oldest first, a page at a time, and count the same")
     func listsAndCounts() async throws {

@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("Operations as values", .timeLimit(.minutes(1)))
+@Suite("Operations as values", .timeLimit(.minutes(3)))
 struct OperationTests {
     @Test("an operation survives a JSON round trip, with kind and sequence as plain strings")
     func codableRoundTrip() throws {

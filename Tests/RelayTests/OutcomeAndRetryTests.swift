@@ -7,7 +7,6 @@ struct Boom: Error, CustomStringConvertible {
     var description: String { "boom" }
 }
 
-// Three minutes: some of its loops take more than one under ThreadSanitizer on two cores.
 @Suite("S8 outcomes and retries", .timeLimit(.minutes(3)))
 struct OutcomeAndRetryTests {
     @Test("S8: completed, skipped and failed outcomes become terminal states")

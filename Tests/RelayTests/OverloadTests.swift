@@ -3,7 +3,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S34 a bound on pending operations", .timeLimit(.minutes(1)))
+@Suite("S34 a bound on pending operations", .timeLimit(.minutes(3)))
 struct OverloadTests {
     @Test("S34: past maximumPending, a commit fails at once with overloaded and changes nothing; finishing frees room")
     func boundOnOperations() async throws {

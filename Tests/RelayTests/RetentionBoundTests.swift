@@ -5,7 +5,7 @@ import Testing
 
 /// S16's bounds on retained outcomes: however long the window, a DataPoint keeps at most so many finished operations,
 /// and so many bytes of them, in memory, and its store keeps the same ones.
-@Suite("S16 retention bounds", .timeLimit(.minutes(1)))
+@Suite("S16 retention bounds", .timeLimit(.minutes(3)))
 struct RetentionBoundTests {
     /// Runs `operations` one after another, each finished before the next is enqueued.
     private func runInTurn(_ operations: [CallOperation], on point: DataPoint) async throws {

@@ -6,7 +6,7 @@ import Testing
 @testable import Relay
 
 /// Start times given at enqueue: a hold of its own context, in the same commit.
-@Suite("S10 start times at enqueue", .timeLimit(.minutes(1)))
+@Suite("S10 start times at enqueue", .timeLimit(.minutes(3)))
 struct ScheduledStartTests {
     @Test("S10: an operation enqueued after a delay waits for it on the clock, then runs")
     func delayWaitsForTheClock() async throws {

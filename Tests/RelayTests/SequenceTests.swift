@@ -3,7 +3,6 @@ import Relay
 import RelayTesting
 import Testing
 
-// Three minutes: some of its loops take more than one under ThreadSanitizer on two cores.
 @Suite("S3 sequences", .timeLimit(.minutes(3)))
 struct SequenceTests {
     @Test("S3: every DataPoint has data, downloads and uploads, each with bunch size 1")

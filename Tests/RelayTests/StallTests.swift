@@ -4,7 +4,7 @@ import RelayTesting
 import Testing
 
 /// S12 for tests: a test that forgets to move the manual clock fails at once, saying what it waits for.
-@Suite("S12 stalled tests", .timeLimit(.minutes(1)))
+@Suite("S12 stalled tests", .timeLimit(.minutes(3)))
 struct StallTests {
     @Test("S12: awaiting an operation that only the clock can move fails at once, naming the sleepers")
     func stalledAwaitFails() async throws {

@@ -57,7 +57,7 @@ private final class MediumStorage: Storage {
     }
 }
 
-@Suite("Storage seams", .timeLimit(.minutes(1)))
+@Suite("Storage seams", .timeLimit(.minutes(3)))
 struct StorageSeamTests {
     @Test("S16: a store built on the public seams keeps what was acknowledged, and a new DataPoint resumes from it")
     func secondBackendRestores() async throws {

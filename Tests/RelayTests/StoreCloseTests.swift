@@ -7,7 +7,7 @@ import Testing
 ///
 /// The close of a file store folds its journal into a new snapshot, written beside the old one as `snapshot.new`; a
 /// folder in that place makes the write fail, as a full or read-only disk would.
-@Suite("S15 a store that fails to close", .timeLimit(.minutes(1)))
+@Suite("S15 a store that fails to close", .timeLimit(.minutes(3)))
 struct StoreCloseTests {
     private static func blockSnapshot(in folder: URL) throws {
         let blocker = folder.appendingPathComponent("snapshot.new")

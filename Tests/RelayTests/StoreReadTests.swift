@@ -5,7 +5,7 @@ import Testing
 @testable import Relay
 
 /// Reading a store without opening it: for tools that inspect a store a running process holds.
-@Suite("S17 read-only store reads", .timeLimit(.minutes(1)))
+@Suite("S17 read-only store reads", .timeLimit(.minutes(3)))
 struct StoreReadTests {
     private func files(in folder: TemporaryFolder) -> [String: Data] {
         var contents: [String: Data] = [:]

@@ -4,7 +4,7 @@ import RelayTesting
 import Synchronization
 import Testing
 
-@Suite("S9 suspension and S10 holds", .timeLimit(.minutes(1)))
+@Suite("S9 suspension and S10 holds", .timeLimit(.minutes(3)))
 struct SuspensionAndHoldTests {
     @Test("S9: sequence suspension is counted: nothing starts until every suspend is resumed")
     func sequenceSuspensionIsCounted() async throws {

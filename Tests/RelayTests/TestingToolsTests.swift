@@ -4,7 +4,7 @@ import RelayTesting
 import Testing
 
 /// RelayTesting's waits end when the waiting task is cancelled, so that a stuck test ends at its time limit.
-@Suite("RelayTesting waits", .timeLimit(.minutes(1)))
+@Suite("RelayTesting waits", .timeLimit(.minutes(3)))
 struct TestingToolsTests {
     @Test("a task waiting at a closed gate ends when it is cancelled, parked or not yet")
     func gateWaitIsCancellable() async {

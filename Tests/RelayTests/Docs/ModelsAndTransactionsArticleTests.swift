@@ -16,7 +16,7 @@ private struct ArticleInvoice: Model {
     let order: AliasOf<Order>
 }
 
-@Suite("The Models and Transactions article", .timeLimit(.minutes(1)))
+@Suite("The Models and Transactions article", .timeLimit(.minutes(3)))
 struct ModelsAndTransactionsArticleTests {
     @Test("S20: the article's outbox, staged changes, aliases, relations and change stream run as written")
     func articleExamples() async throws {

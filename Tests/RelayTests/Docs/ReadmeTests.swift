@@ -57,7 +57,7 @@ enum Readme {
     }
 }
 
-@Suite("README", .timeLimit(.minutes(1)))
+@Suite("README", .timeLimit(.minutes(3)))
 struct ReadmeTests {
     @Test("the README's HTTP call is retried after a 503 under one idempotency key, and returns its status")
     func httpCall() async throws {

@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("The Recipes article", .timeLimit(.minutes(1)))
+@Suite("The Recipes article", .timeLimit(.minutes(3)))
 struct RecipesTests {
     @Test("Recipes: webhooks are committed with their invoice and each subscriber gets one delivery")
     func webhooks() async throws {

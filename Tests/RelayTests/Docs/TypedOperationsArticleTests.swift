@@ -21,7 +21,7 @@ struct Thumbnail: TypedOperation {
     }
 }
 
-@Suite("The Typed Operations article", .timeLimit(.minutes(1)))
+@Suite("The Typed Operations article", .timeLimit(.minutes(3)))
 struct TypedOperationsArticleTests {
     @Test("S12: the article's examples run as written")
     func articleExamples() async throws {

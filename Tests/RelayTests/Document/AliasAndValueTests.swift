@@ -10,7 +10,7 @@ struct Invoice: Model, Equatable {
     let anything: Alias
 }
 
-@Suite("S22 aliases; key-values", .timeLimit(.minutes(1)))
+@Suite("S22 aliases; key-values", .timeLimit(.minutes(3)))
 struct AliasAndValueTests {
     @Test("S22: typed and type-erased aliases are stored in models and resolve; strict resolution throws typed errors")
     func aliasesResolve() async throws {

@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S24 change streams", .timeLimit(.minutes(1)))
+@Suite("S24 change streams", .timeLimit(.minutes(3)))
 struct ChangeStreamTests {
     /// The first `count` changes a stream delivers, dropped notices included.
     private func first(_ count: Int, of stream: CallEventStream) async -> [CallEvent] {

@@ -4,7 +4,7 @@ import RelayTesting
 import Synchronization
 import Testing
 
-@Suite("S21 completion with changes", .timeLimit(.minutes(1)))
+@Suite("S21 completion with changes", .timeLimit(.minutes(3)))
 struct CompletionWithChangesTests {
     @Test("S21: an executor completes with model changes in the transition that records its end")
     func completesWithChanges() async throws {

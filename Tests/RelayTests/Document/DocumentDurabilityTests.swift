@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S20/S24 the document shows what is durable", .timeLimit(.minutes(1)))
+@Suite("S20/S24 the document shows what is durable", .timeLimit(.minutes(3)))
 struct DocumentDurabilityTests {
     @Test("S20: a transaction's models are invisible to readers until its write is durable, then visible")
     func modelsWaitForDurability() async throws {

@@ -4,7 +4,7 @@ import RelayTesting
 import Testing
 
 /// S23's integrity rules: relations name stored models, and a removed model takes its relations with it.
-@Suite("S23 document integrity", .timeLimit(.minutes(1)))
+@Suite("S23 document integrity", .timeLimit(.minutes(3)))
 struct DocumentIntegrityTests {
     @Test("S23: relating a model that is not stored is a typed error, and the transaction changes nothing")
     func relatingAPhantomFails() async throws {

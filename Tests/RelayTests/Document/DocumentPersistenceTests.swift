@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S25 document persistence", .timeLimit(.minutes(1)))
+@Suite("S25 document persistence", .timeLimit(.minutes(3)))
 struct DocumentPersistenceTests {
     @Test("S25: models survive a crash through the journal, and a close through the snapshot")
     func modelsPersist() async throws {

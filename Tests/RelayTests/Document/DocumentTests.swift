@@ -22,7 +22,7 @@ struct Unencodable: Model {
     }
 }
 
-@Suite("S19/S20 collections and transactions", .timeLimit(.minutes(1)))
+@Suite("S19/S20 collections and transactions", .timeLimit(.minutes(3)))
 struct DocumentTests {
     @Test("S19: a type registers once under one collection; reading a type that is not registered is a typed error")
     func registration() async throws {

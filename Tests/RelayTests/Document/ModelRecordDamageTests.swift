@@ -5,7 +5,7 @@ import Testing
 @testable import Relay
 
 /// Model records that pass their frame's checksum and still make no sense.
-@Suite("S25 damaged model records", .timeLimit(.minutes(1)))
+@Suite("S25 damaged model records", .timeLimit(.minutes(3)))
 struct ModelRecordDamageTests {
     /// A journal of generation 1 with one frame holding `payload` as written, its checksum right.
     private func journal(framing payload: [UInt8]) -> Data {

@@ -8,7 +8,7 @@ struct Node: Model, Equatable {
     let id: String
 }
 
-@Suite("S23 relations and erasure", .timeLimit(.minutes(1)))
+@Suite("S23 relations and erasure", .timeLimit(.minutes(3)))
 struct RelationTests {
     private func ids(_ point: DataPoint) throws -> [String] {
         try point.models(Node.self).map(\.id)

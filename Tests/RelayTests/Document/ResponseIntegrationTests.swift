@@ -4,7 +4,7 @@ import Testing
 
 @testable import Relay
 
-@Suite("S21 HTTP responses kept as models", .timeLimit(.minutes(1)))
+@Suite("S21 HTTP responses kept as models", .timeLimit(.minutes(3)))
 struct ResponseIntegrationTests {
     @Test("S21: a call that names a collection upserts its decoded response there, in the commit of its completion")
     func responseIsKept() async throws {

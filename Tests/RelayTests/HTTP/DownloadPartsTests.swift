@@ -4,7 +4,7 @@ import RelayTesting
 import Testing
 
 /// Downloads asked for in parts, so that a download's memory is bounded by a part, whatever pace the disk keeps.
-@Suite("S18 downloads in parts", .timeLimit(.minutes(1)))
+@Suite("S18 downloads in parts", .timeLimit(.minutes(3)))
 struct DownloadPartsTests {
     /// Bytes that differ from one position to the next, so that a part out of place shows.
     private static func pattern(_ count: Int, seed: UInt8 = 0) -> Data {

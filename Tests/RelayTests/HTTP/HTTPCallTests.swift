@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("HTTP calls over loopback with URLSession", .timeLimit(.minutes(1)))
+@Suite("HTTP calls over loopback with URLSession", .timeLimit(.minutes(3)))
 struct HTTPCallTests {
     struct Order: Codable, Equatable {
         let id: Int

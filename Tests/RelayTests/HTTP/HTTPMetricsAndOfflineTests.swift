@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("S14 HTTP metrics and per-attempt events; S9 dropped connections and unknown hosts", .timeLimit(.minutes(1)))
+@Suite("S14 HTTP metrics and per-attempt events; S9 dropped connections and unknown hosts", .timeLimit(.minutes(3)))
 struct HTTPMetricsAndOfflineTests {
     @Test("S14: an HTTP operation's metrics carry its status, bytes, and times to headers and body on the clock")
     func metricsOfAnHTTPOperation() async throws {

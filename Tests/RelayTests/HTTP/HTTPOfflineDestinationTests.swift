@@ -6,7 +6,7 @@ import Testing
 
 /// S9 over real HTTP: offline is scoped to a destination, ends at `maximumElapsed`, and cannot last forever against a
 /// host that answers probes but drops every call.
-@Suite("S9 offline destinations over HTTP", .timeLimit(.minutes(1)))
+@Suite("S9 offline destinations over HTTP", .timeLimit(.minutes(3)))
 struct HTTPOfflineDestinationTests {
     @Test(
         "S9: calls to a closed port fail as offlineTooLong at maximumElapsed; a live host's call behind them completes")

@@ -3,7 +3,7 @@ import Relay
 import RelayTesting
 import Testing
 
-@Suite("HTTP retries, timeouts, cancellation and offline suspension", .timeLimit(.minutes(1)))
+@Suite("HTTP retries, timeouts, cancellation and offline suspension", .timeLimit(.minutes(3)))
 struct HTTPRetryTests {
     /// Runs a DataPoint on a manual clock while `body` runs.
     private func running(

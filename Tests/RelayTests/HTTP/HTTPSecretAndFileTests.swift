@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("S18 HTTP secrets, redirects, downloads and uploads", .timeLimit(.minutes(1)))
+@Suite("S18 HTTP secrets, redirects, downloads and uploads", .timeLimit(.minutes(3)))
 struct HTTPSecretAndFileTests {
     static let token = "Bearer s3cr3t-token-0042"
     static let apiKey = "k3y-value-0042"

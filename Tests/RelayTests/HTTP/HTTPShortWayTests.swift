@@ -6,7 +6,7 @@ import Testing
 
 /// One HTTP call takes the short way: its request is decoded once for all its attempts, and an accepted response
 /// travels once, in the outcome.
-@Suite("One HTTP call's request and response, each once", .timeLimit(.minutes(1)))
+@Suite("One HTTP call's request and response, each once", .timeLimit(.minutes(3)))
 struct HTTPShortWayTests {
     @Test("every attempt of an operation reads the call decoded by its first attempt")
     func requestDecodedOnce() async throws {

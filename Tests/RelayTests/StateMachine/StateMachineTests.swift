@@ -125,7 +125,7 @@ struct StateMachineTests {
 
     @Test(
         "S3: the look for sequences to supervise starts one, or parks until a registration wakes it; none is lost",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func supervisorsLook() async throws {
         var test = try MachineUnderTest()
         let late = try CallSequence(name: "late", bunchSize: 2)

@@ -36,7 +36,7 @@ private struct UnencodableInput: TypedOperation {
     func run(_ input: Input, context: CallContext) async throws -> Int { 0 }
 }
 
-@Suite("Typed operations", .timeLimit(.minutes(1)))
+@Suite("Typed operations", .timeLimit(.minutes(3)))
 struct TypedOperationTests {
     @Test("S12: a typed operation takes a Codable input and gives its Codable output, stored as JSON")
     func typedInputAndOutput() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// The examples in the doc comments of models, aliases, relations and transactions, as they read there (see
 /// `SnippetTests`).
-@Suite("Doc comment examples: the document", .timeLimit(.minutes(1)))
+@Suite("Doc comment examples: the document", .timeLimit(.minutes(3)))
 struct DocumentDocCommentTests {
     struct Order: Model {
         let id: UUID

@@ -6,7 +6,7 @@ import Testing
 
 /// The examples in the doc comments of executors, their context, events and queries, as they read there (see
 /// `SnippetTests`).
-@Suite("Doc comment examples: executors, events and queries", .timeLimit(.minutes(1)))
+@Suite("Doc comment examples: executors, events and queries", .timeLimit(.minutes(3)))
 struct ExecutionDocCommentTests {
     struct Order: Model {
         let id: UUID

@@ -5,7 +5,7 @@ import Testing
 
 /// The examples in the doc comments of HTTP calls, their responses and failures, as they read there (see
 /// `SnippetTests`).
-@Suite("Doc comment examples: HTTP", .timeLimit(.minutes(1)))
+@Suite("Doc comment examples: HTTP", .timeLimit(.minutes(3)))
 struct HTTPDocCommentTests {
     struct User: Codable, Equatable {
         let name: String

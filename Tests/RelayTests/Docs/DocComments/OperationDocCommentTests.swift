@@ -5,7 +5,7 @@ import Testing
 
 /// The examples in the doc comments of operations, sequences, handles and queries, as they read there (see
 /// `SnippetTests`).
-@Suite("Doc comment examples: operations", .timeLimit(.minutes(1)))
+@Suite("Doc comment examples: operations", .timeLimit(.minutes(3)))
 struct OperationDocCommentTests {
     private static let echo = ClosureExecutor { operation, _ in .completed(operation.payload) }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The examples in the doc comments of typed operations, stores and the testing tools, as they read there (see
 /// `SnippetTests`).
-@Suite("Doc comment examples: typed operations, stores and testing tools", .timeLimit(.minutes(1)))
+@Suite("Doc comment examples: typed operations, stores and testing tools", .timeLimit(.minutes(3)))
 struct TypedAndToolsDocCommentTests {
     struct SendWelcome: TypedOperation {
         static let kind: CallKind = "send-welcome"
