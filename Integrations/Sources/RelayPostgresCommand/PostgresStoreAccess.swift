@@ -41,11 +41,12 @@ struct PostgresStoreAccess: Sendable {
         }
     }
 
-    /// Runs `body` with a DataPoint on the database that runs nothing: it registers no sequence, so it claims none.
+    /// Runs `body` with a DataPoint on the database that runs nothing: it claims no operation.
     func withDataPoint(_ body: @Sendable (DataPoint) async throws -> Int32) async throws -> Int32 {
         try await withClient { client in
             var options = PostgresFleetStorage.Options()
             options.deadline = Self.deadline
+            options.claims = false
             return try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: options)) { point in
                 try await body(point)
             }

@@ -102,6 +102,28 @@ struct PostgresCommandTests {
         }
     }
 
+    @Test("S27/S29: a process that claims nothing, as the relay command's, leaves every operation to the others")
+    func processThatClaimsNothing() async throws {
+        try await TestDatabase.with { client, database in
+            var quiet = Fleet.options()
+            quiet.claims = false
+            try await DataPoint.with(
+                storage: PostgresFleetStorage(client: client, options: quiet),
+                executors: [Fleet.work: Fleet.runner("A")]
+            ) { point in
+                // In a default sequence, which every DataPoint registers; this process hears of it first.
+                let handle = try await point.enqueue(CallOperation(kind: Fleet.work))
+                let value = try await TestDatabase.withClient(database: database) { other in
+                    try await DataPoint.with(
+                        storage: PostgresFleetStorage(client: other, options: Fleet.options()),
+                        executors: [Fleet.work: Fleet.runner("B")]
+                    ) { _ in try await handle.value }
+                }
+                #expect(value == Data("B".utf8))
+            }
+        }
+    }
+
     @Test("S26: relay on a database it cannot reach, or a URL with no host, exits 3 and changes nothing")
     func unreachable() async throws {
         let refused = try await Self.relay(["status", "--store", "postgres://relay@127.0.0.1:9/none"])

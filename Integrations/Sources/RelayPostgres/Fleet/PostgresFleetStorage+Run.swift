@@ -16,7 +16,7 @@ extension PostgresFleetStorage {
         eventWake.yield()
         documentWake.yield()
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.claim(for: link, on: wakes) }
+            if options.claims { group.addTask { await self.claim(for: link, on: wakes) } }
             group.addTask { await self.followEvents(for: link, on: eventWakes) }
             group.addTask { await self.followDocument(for: link, on: documentWakes) }
             if options.listens { group.addTask { await self.listen(for: link) } }
@@ -98,7 +98,7 @@ extension PostgresFleetStorage {
         by claimer: PostgresClaimRoom.Claimer, for link: SharedLink
     ) -> PostgresQueue.ClaimRequest? {
         let (waiting, sequences) = (link.waiting, link.sequences)
-        guard !sequences.isEmpty else { return nil }
+        guard options.claims, !sequences.isEmpty else { return nil }
         let room = claimRoom.withLock { $0.reserve(for: claimer, waiting: waiting) }
         guard room > 0 else { return nil }
         return PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)

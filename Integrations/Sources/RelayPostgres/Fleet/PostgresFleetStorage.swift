@@ -60,6 +60,12 @@ public final class PostgresFleetStorage: SharedStorage {
         public var listens = true
         /// The most claimed operations waiting here for a worker; 64 by default.
         public var claimLimit = 64
+        /// Whether this process claims operations to run; `true` by default.
+        ///
+        /// Set it to `false` in a process that only reads and acts on the fleet, as the `relay` command does: every
+        /// DataPoint registers the default sequences, so such a process would otherwise claim their operations and
+        /// hold them, unrun where it has no executor for them, until it closes.
+        public var claims = true
         /// How long each call to the database waits for it, for a connection of the pool included, before it fails
         /// with ``RelayError/Code/storageFailure``, and how long the store keeps trying to record an outcome before
         /// it leaves the operation to run again elsewhere once its lease expires; 30 seconds by default.
