@@ -34,4 +34,16 @@ struct PostgresClaimRoomTests {
         #expect(room.reserve(for: .outcomes, waiting: 0) == 0)
         #expect(room.release(64) == false)
     }
+
+    @Test("S4/S28: a process claims once at a time, so that its DataPoint takes claims in the order they were made")
+    func oneClaimAtATime() {
+        var room = PostgresClaimRoom(limit: 64)
+        // Room is left beside this claim, but a second claim answered first would start later operations first.
+        #expect(room.reserve(for: .outcomes, waiting: 60) == 4)
+        #expect(room.reserve(for: .loop, waiting: 0) == 0)
+        #expect(room.release(4) == true)
+        #expect(room.reserve(for: .loop, waiting: 0) == 64)
+        #expect(room.reserve(for: .outcomes, waiting: 0) == 0)
+        #expect(room.release(64) == false)
+    }
 }

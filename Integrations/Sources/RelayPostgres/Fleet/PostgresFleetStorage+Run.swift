@@ -92,8 +92,8 @@ extension PostgresFleetStorage {
         return claims.count >= request.limit
     }
 
-    /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here
-    /// and what the other claim under way asks for (see ``PostgresClaimRoom``); `nil` when there is none.
+    /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here;
+    /// `nil` when there is none, or the other claimer is claiming (see ``PostgresClaimRoom``).
     private func reserveClaim(
         by claimer: PostgresClaimRoom.Claimer, for link: SharedLink
     ) -> PostgresQueue.ClaimRequest? {
