@@ -6,15 +6,16 @@ extension PostgresFleetStorage {
     /// Follows the fleet's event log each time it is woken, and publishes what other processes did to the DataPoint's
     /// event streams, until the task is cancelled.
     ///
-    /// While no stream of every event is open here, it only moves its place on, on the polling timer's wakes: a
-    /// stream opened later starts at most a polling interval before it opened, and misses nothing after.
+    /// It starts at the log's end when the store opened. While no stream of every event is open here, it only moves
+    /// its place on, on the polling timer's wakes: a stream opened later starts at most a polling interval before it
+    /// opened, and misses nothing after.
     ///
     /// A stream of one operation that another process runs, opened after its end passed this process's place in the
     /// log, or whose end a transaction still open holds back in the log, would wait: once the log has been read, the
     /// operations such streams follow that have ended get their terminal events from their rows, after one more read
     /// of the log, which delivers them itself unless they were passed or are held back.
     func followEvents(for link: SharedLink, on wakes: AsyncStream<Void>) async {
-        var cursor: PostgresQueue.EventCursor?
+        var cursor = eventsAtOpen.withLock { $0 }
         var pause = Self.firstPause
         for await _ in wakes {
             do {
@@ -32,11 +33,16 @@ extension PostgresFleetStorage {
     /// Reads and publishes what the log holds after `cursor`, or only finds the log's end while nothing follows every
     /// event here, moving `cursor` past what it published even when a later read fails.
     private func followEvents(from cursor: inout PostgresQueue.EventCursor?, for link: SharedLink) async throws {
-        guard link.followsEvents, var from = cursor else {
-            link.publish([])
-            cursor = try await queue.eventCursor()
-            return
+        if !link.followsEvents || cursor == nil {
+            // The end is read before the look at the streams: one opened during the read reads from the place before.
+            let end = try await queue.eventCursor()
+            guard link.followsEvents, cursor != nil else {
+                link.publish([])
+                cursor = end
+                return
+            }
         }
+        guard var from = cursor else { return }
         defer { cursor = from }
         try await readEvents(from: &from, for: link)
         let followed = link.followedElsewhere

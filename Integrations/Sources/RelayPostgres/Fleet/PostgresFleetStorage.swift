@@ -101,6 +101,9 @@ public final class PostgresFleetStorage: SharedStorage {
     /// The DataPoint's place among the rows of the fleet's document: it holds every change behind it, and the store
     /// reads what follows.
     let documentCursor = Mutex(PostgresQueue.DocumentCursor(through: 0))
+    /// The event log's end when the store opened: the loop that follows the log starts there, so that a stream opened
+    /// as soon as the DataPoint has opened misses nothing written after, however late the loop's first read comes.
+    let eventsAtOpen = Mutex<PostgresQueue.EventCursor?>(nil)
     /// What attempts staged, by operation, whose outcomes the store gave up recording when the database was out of
     /// reach: recorded with the outcome when the operation is claimed here again, or let go once it ends elsewhere.
     let unrecordedChanges = Mutex<[UUID: [ModelChange]]>([:])
@@ -143,6 +146,8 @@ public final class PostgresFleetStorage: SharedStorage {
         // A pool that has just found the database again may take longer than a call's deadline to connect.
         let deadline = max(options.deadline, PostgresSchema.deadline)
         try await PostgresSchema.migrate(queue.client, deadline: deadline, clock: clock, logger: logger)
+        let eventsEnd = try await queue.eventCursor()
+        eventsAtOpen.withLock { $0 = eventsEnd }
         let (rows, version) = try await queue.document(within: deadline)
         documentCursor.withLock { $0 = PostgresQueue.DocumentCursor(through: version) }
         var models: [String: [String: Data]] = [:]
