@@ -33,11 +33,29 @@ struct PostgresStoreAccess: Sendable {
     /// How long a command waits for the database: a person waits for its answer.
     static let deadline = Duration.seconds(10)
 
-    /// What the database holds; a process runs on it while it runs an operation.
-    func contents() async throws -> StoreContents {
-        try await withClient { client in
-            let (state, running) = try await PostgresFleetStorage.contents(of: client, deadline: Self.deadline)
-            return StoreContents(state: state, running: running, isLive: !running.isEmpty)
+    /// Runs `body` with the queries of the `relay` command, answered by the database.
+    func withQueries(_ body: @Sendable (any StoreQueries) async throws -> Int32) async throws -> Int32 {
+        try await withClient { client in try await body(Queries(client: client)) }
+    }
+
+    /// The `relay` command's questions, each one statement or snapshot of the database.
+    private struct Queries: StoreQueries {
+        let client: PostgresClient
+
+        func metrics() async throws -> MetricsSnapshot {
+            try await PostgresFleetStorage.metrics(of: client, window: 1, deadline: PostgresStoreAccess.deadline)
+        }
+
+        func operations(_ query: OperationQuery) async throws -> StoredPage {
+            let page = try await PostgresFleetStorage.storedOperations(
+                query, of: client, deadline: PostgresStoreAccess.deadline)
+            return StoredPage(operations: page.operations, running: page.running, next: page.next)
+        }
+
+        func operations(withIDPrefix prefix: String, limit: Int) async throws -> StoredPage {
+            let found = try await PostgresFleetStorage.storedOperations(
+                withIDPrefix: prefix, of: client, limit: limit, deadline: PostgresStoreAccess.deadline)
+            return StoredPage(operations: found.operations, running: found.running, next: nil)
         }
     }
 

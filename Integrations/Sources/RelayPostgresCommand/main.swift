@@ -6,7 +6,7 @@ import RelayCommandLine
 let stores = ["postgres", "postgresql"].map { scheme in
     CommandLineStore(
         scheme: scheme,
-        read: { url in try await PostgresStoreAccess(url).contents() },
+        withQueries: { url, body in try await PostgresStoreAccess(url).withQueries(body) },
         withDataPoint: { url, body in try await PostgresStoreAccess(url).withDataPoint(body) })
 }
 exit(await RelayCommand.run(Array(CommandLine.arguments.dropFirst()), stores: stores))

@@ -102,6 +102,53 @@ struct PostgresCommandTests {
         }
     }
 
+    @Test("S29: relay reads a database of many operations a page at a time, and every page agrees with the whole")
+    func readsInPages() async throws {
+        try await TestDatabase.with { client, database in
+            let store = try Self.url(of: database)
+            var quiet = Fleet.options()
+            quiet.claims = false
+            // No process claims: the operations wait, pending.
+            let bulk = CallSequence.Name(rawValue: "bulk")
+            let operations = (0..<1_201).map { _ in CallOperation(kind: Fleet.work, sequenceName: bulk) }
+            try await DataPoint.with(storage: PostgresFleetStorage(client: client, options: quiet)) { point in
+                try await point.upsertCallSequence(CallSequence(name: bulk, bunchSize: 4))
+                _ = try await point.enqueue(operations)
+            }
+            let ids = operations.map { $0.id.uuidString.lowercased() }
+
+            // Pages of 500 with their cursors, as the command reads them.
+            var query = OperationQuery(sequence: bulk, limit: 500)
+            var pages: [[UUID]] = []
+            repeat {
+                let page = try await PostgresFleetStorage.storedOperations(query, of: client)
+                pages.append(page.operations.map(\.operation.id))
+                #expect(page.running.isEmpty)
+                query.after = page.next
+            } while query.after != nil
+            #expect(pages.map(\.count) == [500, 500, 201])
+            #expect(pages.joined().map { $0.uuidString.lowercased() } == ids)
+
+            let list = try await Self.relay(["list", "--store", store, "--sequence", "bulk", "--json"])
+            #expect(list.status == 0)
+            #expect(Self.objects(list.lines).compactMap { $0["id"] as? String } == ids)
+            let status = try await Self.relay(["status", "--store", store, "--json"])
+            let summary = Self.objects(status.lines).first
+            #expect(summary?["operations"] as? Int == 1_201, "\(status.lines)")
+            #expect((summary?["sequences"] as? [String: Any])?["bulk"] as? [String: Int] == ["pending": 1_201])
+            let show = try await Self.relay(["show", String(ids[1_200].prefix(13)), "--store", store, "--json"])
+            #expect(Self.objects(show.lines).first?["id"] as? String == ids[1_200], "\(show.lines)")
+            let history = try await Self.relay(["events", "--store", store])
+            #expect(Self.objects(history.lines).compactMap { $0["operation"] as? String } == ids)
+
+            // A prefix that no id can start with finds nothing, and says so.
+            let none = try await PostgresFleetStorage.storedOperations(withIDPrefix: "%", of: client)
+            #expect(none.operations.isEmpty)
+            let unknown = try await Self.relay(["show", "not-an-id", "--store", store])
+            #expect(unknown.status == 2, "\(unknown.lines)")
+        }
+    }
+
     @Test("S27/S29: a process that claims nothing, as the relay command's, leaves every operation to the others")
     func processThatClaimsNothing() async throws {
         try await TestDatabase.with { client, database in

@@ -46,14 +46,18 @@ enum Command: String, CaseIterable, Sendable {
             CommandSpec(
                 name: "list", summary: "List the store's operations, oldest first.",
                 options: [CommandSpec.store, Self.state, Self.sequence, CommandSpec.json],
-                details: "It reads the store without opening it, so it works while a relay process runs on it.")
+                details: """
+                    It reads the store without opening it, so it works while a relay process runs on it; a database \
+                    a page at a time.
+                    """)
         case .show:
             CommandSpec(
                 name: "show",
                 summary: "Show one operation: its request, attempts and sends, last error and response status.",
                 arguments: ["ID"], options: [CommandSpec.store, Self.body, CommandSpec.json],
                 details: """
-                    ID is an operation's id, or the start of one, or a call's name. A failed call's response body is \
+                    ID is an operation's id, or the start of one, or in a folder a call's name. A failed call's \
+                    response body is \
                     shown up to 1 KiB; --body prints a completed call's whole body.
                     """)
         case .replay:
@@ -69,7 +73,11 @@ enum Command: String, CaseIterable, Sendable {
         case .events:
             CommandSpec(
                 name: "events", summary: "Print the store's history as JSON lines, or follow a running plan's events.",
-                options: [CommandSpec.store, Self.follow])
+                options: [CommandSpec.store, Self.follow],
+                details: """
+                    A folder's history is in time order. A database's is read a page of operations at a time, oldest \
+                    commit first, each operation's events together.
+                    """)
         case .demo:
             CommandSpec(
                 name: "demo",
@@ -120,10 +128,12 @@ enum Command: String, CaseIterable, Sendable {
                 json: json || !Output.isTerminal
             ).run()
         case .status:
-            let reader = try await StoreReader(store)
-            Output.line(json ? reader.statusJSON() : reader.status())
+            return try await StoreView.with(store) { view in
+                let reader = try await view.summary()
+                Output.line(json ? reader.statusJSON() : reader.status())
+                return .success
+            }
         case .list:
-            let reader = try await StoreReader(store)
             let state = try arguments.value(Self.state).map { text throws(UsageError) in
                 guard let state = OperationQueryState(rawValue: text) else {
                     throw UsageError(message: "--state takes pending, running, completed, skipped, failed or cancelled")
@@ -131,14 +141,21 @@ enum Command: String, CaseIterable, Sendable {
                 return state
             }
             let sequence = arguments.value(Self.sequence)
-            for entry in reader.entries
-            where (state == nil || entry.state == state) && (sequence == nil || entry.sequence == sequence) {
-                Output.line(json ? reader.json(entry) : reader.line(entry))
+            return try await StoreView.with(store) { view in
+                try await view.forEachPage(state: state, sequence: sequence) { reader, entries in
+                    for entry in entries { Output.line(json ? reader.json(entry) : reader.line(entry)) }
+                }
+                return .success
             }
         case .show:
-            let reader = try await StoreReader(store)
-            let entry = try reader.entry(arguments.arguments[0])
-            if arguments.has(Self.body) {
+            let text = arguments.arguments[0]
+            let wantsBody = arguments.has(Self.body)
+            return try await StoreView.with(store) { view in
+                let (reader, entry) = try await view.entry(text)
+                guard wantsBody else {
+                    Output.line(json ? reader.json(entry) : reader.show(entry))
+                    return .success
+                }
                 guard case .completed(let data)? = entry.stored.result else {
                     throw CommandFailure(message: "\(entry.name ?? entry.id.uuidString.lowercased()) has not completed")
                 }
@@ -146,19 +163,19 @@ enum Command: String, CaseIterable, Sendable {
                 FileHandle.standardOutput.write(body)
                 return .success
             }
-            Output.line(json ? reader.json(entry) : reader.show(entry))
         case .replay:
             return try await StoreControl.replay(arguments.arguments[0], store: store)
         case .cancel:
             return try await StoreControl.cancel(arguments.arguments[0], store: store)
         case .events:
             guard arguments.has(Self.follow) else {
-                for line in try await StoreReader(store).history() { Output.line(line) }
-                return .success
+                return try await StoreView.with(store) { view in
+                    try await view.printHistory()
+                    return .success
+                }
             }
             return try await EventFollower.follow(store)
         }
-        return .success
     }
 }
 

@@ -9,23 +9,29 @@ import Relay
 public struct CommandLineStore: Sendable {
     /// The URL scheme it reaches, such as `postgres`.
     public let scheme: String
-    let read: @Sendable (URL) async throws -> StoreContents
-    let withDataPoint: @Sendable (URL, @Sendable (DataPoint) async throws -> Int32) async throws -> Int32
+    let withQueries: Opening<any StoreQueries>
+    let withDataPoint: Opening<DataPoint>
+
+    /// Runs a body with what a store at a URL opens, closes it after, and returns what the body returns: an exit
+    /// status.
+    public typealias Opening<Opened> =
+        @Sendable (URL, @Sendable (Opened) async throws -> Int32) async throws -> Int32
 
     /// A kind of store.
     ///
     /// - Parameters:
     ///   - scheme: The URL scheme it reaches, such as `postgres`.
-    ///   - read: What the store at a URL holds, read while other processes run on it.
+    ///   - withQueries: Runs a body with the queries of the store at a URL, which read it while other processes run
+    ///     on it, and closes what they hold after; returns what the body returns, an exit status.
     ///   - withDataPoint: Runs a body with a DataPoint open on the store at a URL, one that runs nothing, and closes
     ///     it after; returns what the body returns, an exit status.
     public init(
         scheme: String,
-        read: @escaping @Sendable (URL) async throws -> StoreContents,
-        withDataPoint: @escaping @Sendable (URL, @Sendable (DataPoint) async throws -> Int32) async throws -> Int32
+        withQueries: @escaping Opening<any StoreQueries>,
+        withDataPoint: @escaping Opening<DataPoint>
     ) {
         self.scheme = scheme
-        self.read = read
+        self.withQueries = withQueries
         self.withDataPoint = withDataPoint
     }
 }

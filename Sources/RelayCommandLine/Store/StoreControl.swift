@@ -4,17 +4,25 @@ import Relay
 /// The commands that change a store: they open it without running anything, make their one change durably, and
 /// close it.
 enum StoreControl {
-    /// Opens the store for one change, with a clear message when a running `relay` holds a folder.
+    /// Finds the operation that `text` names, then opens the store for one change, with a clear message when a
+    /// running `relay` holds a folder.
     static func withStore(
-        _ store: StoreLocation, _ body: @escaping @Sendable (DataPoint, StoreReader) async throws -> ExitStatus
+        _ store: StoreLocation, naming text: String,
+        _ body: @escaping @Sendable (DataPoint, StoreReader, StoreReader.Entry) async throws -> ExitStatus
     ) async throws -> ExitStatus {
-        let reader = try await StoreReader(store)
         switch store {
         case .remote(let url, let kind):
-            // Other processes run on a database while this one changes it: the change is one more commit.
-            let status = try await kind.withDataPoint(url) { point in try await body(point, reader).rawValue }
-            return ExitStatus(rawValue: status) ?? .failure
+            return try await StoreView.with(store) { view in
+                let (reader, entry) = try await view.entry(text)
+                // Other processes run on a database while this one changes it: the change is one more commit.
+                let status = try await kind.withDataPoint(url) { point in
+                    try await body(point, reader, entry).rawValue
+                }
+                return ExitStatus(rawValue: status) ?? .failure
+            }
         case .folder(let folder):
+            let reader = try StoreReader(folder: folder)
+            let entry = try reader.entry(text)
             let point: DataPoint
             do {
                 point = try await PlanRunner.open(folder, environment: [:])
@@ -26,7 +34,7 @@ enum StoreControl {
             }
             let status: ExitStatus
             do {
-                status = try await body(point, reader)
+                status = try await body(point, reader, entry)
             } catch {
                 // The body's failure is the one to report.
                 try? await point.shutdown()
@@ -38,8 +46,7 @@ enum StoreControl {
     }
 
     static func cancel(_ text: String, store: StoreLocation) async throws -> ExitStatus {
-        try await withStore(store) { point, reader in
-            let entry = try reader.entry(text)
+        try await withStore(store, naming: text) { point, _, entry in
             guard try await point.cancel(entry.id) else {
                 Output.error("relay: \(label(entry)) has already finished: \(entry.state.rawValue)")
                 return .failure
@@ -52,8 +59,7 @@ enum StoreControl {
     /// Enqueues a failed or cancelled operation again and, when it is a plan's call, points the plan's record at the
     /// new operation in the same transaction, so that running the plan again awaits the replay.
     static func replay(_ text: String, store: StoreLocation) async throws -> ExitStatus {
-        try await withStore(store) { point, reader in
-            let entry = try reader.entry(text)
+        try await withStore(store, naming: text) { point, reader, entry in
             guard entry.state == .failed || entry.state == .cancelled else {
                 Output.error("relay: \(label(entry)) is \(entry.state.rawValue); only failed or cancelled ones replay")
                 return .failure

@@ -1,7 +1,10 @@
 import Foundation
 import Relay
 
-/// What a store holds, read without opening it: it works while a running `relay` holds the store, and changes nothing.
+/// What a store holds, as the commands show it; it changes nothing.
+///
+/// A folder is read whole without opening it, so that it works while a running `relay` holds the store; a store that
+/// a URL names gives a page of its operations, or its counts.
 struct StoreReader {
     struct Entry {
         var stored: StoredOperation
@@ -20,17 +23,10 @@ struct StoreReader {
     /// Whether a process runs on the store: a running `relay` serves a folder's events, and so holds it.
     let isLive: Bool
     let plans: [PlanRecord]
+    /// The operations read: a folder's all, a remote store's one page.
     let entries: [Entry]
-
-    /// Reads the store at `store`, a folder without opening it, or a database.
-    init(_ store: StoreLocation) async throws {
-        switch store {
-        case .folder(let folder): try self.init(folder: folder)
-        case .remote(let url, let kind):
-            let contents = try await kind.read(url)
-            self.init(name: store.name, folder: nil, contents: contents)
-        }
-    }
+    /// How many operations each sequence holds in each state.
+    let counts: [String: [OperationQuery.State: Int]]
 
     init(folder: URL) throws {
         guard
@@ -48,22 +44,50 @@ struct StoreReader {
         // A folder's process runs what has started and waits for no retry.
         let started = state.operations.filter { $0.result == nil && $0.attempts > 0 && $0.retryAt == nil }
         let running = isLive ? Set(started.map(\.operation.id)) : []
-        self.init(
-            name: folder.path, folder: folder, contents: StoreContents(state: state, running: running, isLive: isLive))
-    }
-
-    private init(name: String, folder: URL?, contents: StoreContents) {
-        self.name = name
-        self.folder = folder
-        isLive = contents.isLive
         let decoder = JSONDecoder()
-        plans = (contents.state.models[PlanRecord.collection] ?? [:]).values.compactMap {
+        let plans = (state.models[PlanRecord.collection] ?? [:]).values.compactMap {
             try? decoder.decode(PlanRecord.self, from: $0)
         }.sorted { $0.startedAt < $1.startedAt }
-        entries = contents.state.operations.map { stored in
+        self.init(
+            name: folder.path, folder: folder, isLive: isLive, plans: plans,
+            page: StoredPage(operations: state.operations, running: running, next: nil))
+    }
+
+    /// A page of a store that a URL names.
+    init(name: String, page: StoredPage) {
+        self.init(name: name, folder: nil, isLive: !page.running.isEmpty, plans: [], page: page)
+    }
+
+    /// The counts of a store that a URL names, which holds no plan: a plan runs on a folder.
+    init(name: String, metrics: MetricsSnapshot) {
+        self.name = name
+        folder = nil
+        isLive = metrics.running > 0
+        plans = []
+        entries = []
+        counts = metrics.sequences.reduce(into: [:]) { counts, sequence in
+            let (name, of) = (sequence.key.rawValue, sequence.value)
+            let states: [OperationQuery.State: Int] = [
+                .pending: of.pending, .running: of.running, .completed: of.completed, .skipped: of.skipped,
+                .failed: of.failed, .cancelled: of.cancelled,
+            ].filter { $0.value > 0 }
+            // A sequence that the store knows but holds no operation of is not shown, as in a folder.
+            if !states.isEmpty { counts[name] = states }
+        }
+    }
+
+    private init(name: String, folder: URL?, isLive: Bool, plans: [PlanRecord], page: StoredPage) {
+        self.name = name
+        self.folder = folder
+        self.isLive = isLive
+        self.plans = plans
+        entries = page.operations.map { stored in
             Entry(
                 stored: stored, name: stored.operation.persistentUserInfo[PlanRecord.callNameKey],
-                state: Self.state(of: stored, running: contents.running.contains(stored.operation.id)))
+                state: Self.state(of: stored, running: page.running.contains(stored.operation.id)))
+        }
+        counts = Dictionary(grouping: entries, by: \.sequence).mapValues { members in
+            Dictionary(grouping: members, by: \.state).mapValues(\.count)
         }
     }
 
@@ -108,29 +132,36 @@ struct StoreReader {
         }
         for plan in plans {
             let ids = Set(plan.calls.map(\.operation))
-            let counts = Dictionary(grouping: entries.filter { ids.contains($0.id) }, by: \.state).mapValues(\.count)
+            let calls = Dictionary(grouping: entries.filter { ids.contains($0.id) }, by: \.state).mapValues(\.count)
             lines.append(
                 "Plan \(plan.id), started \(plan.startedAt.formatted(date: .abbreviated, time: .standard)): "
-                    + "\(plan.calls.count) calls; " + Self.describe(counts))
+                    + "\(plan.calls.count) calls; " + Self.describe(calls))
         }
-        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
-        lines.append("Operations: \(entries.count); " + Self.describe(counts))
-        let sequences = Dictionary(grouping: entries, by: \.sequence)
-        for (name, members) in sequences.sorted(by: { $0.key < $1.key }) {
-            let done = members.filter { $0.state.isTerminal }.count
+        let total = totals
+        lines.append("Operations: \(total.values.reduce(0, +)); " + Self.describe(total))
+        for (name, states) in counts.sorted(by: { $0.key < $1.key }) {
+            let done = states.filter { $0.key.isTerminal }.values.reduce(0, +)
             lines.append(
-                "  \(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(done)/\(members.count) finished")
+                "  \(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(done)/\(states.values.reduce(0, +)) "
+                    + "finished")
         }
         return lines.joined(separator: "\n")
     }
 
+    /// How many operations the store holds in each state, of every sequence.
+    private var totals: [OperationQuery.State: Int] {
+        counts.values.reduce(into: [:]) { total, states in total.merge(states, uniquingKeysWith: +) }
+    }
+
     func statusJSON() -> String {
-        func states(_ members: [Entry]) -> [String: Int] {
-            Dictionary(grouping: members, by: \.state).reduce(into: [:]) { $0[$1.key.rawValue] = $1.value.count }
+        func named(_ counts: [OperationQuery.State: Int]) -> [String: Int] {
+            counts.reduce(into: [:]) { $0[$1.key.rawValue] = $1.value }
         }
-        let sequences = Dictionary(grouping: entries, by: \.sequence)
+        func states(_ members: [Entry]) -> [String: Int] {
+            named(Dictionary(grouping: members, by: \.state).mapValues(\.count))
+        }
         return EventLine.encode([
-            "store": name, "live": isLive, "operations": entries.count, "states": states(entries),
+            "store": name, "live": isLive, "operations": totals.values.reduce(0, +), "states": named(totals),
             "offline": offline.map { entry in
                 [
                     "destination": entry.destination, "reason": entry.reason,
@@ -144,7 +175,7 @@ struct StoreReader {
                     "states": states(entries.filter { ids.contains($0.id) }),
                 ] as [String: Any]
             },
-            "sequences": sequences.mapValues { states($0) },
+            "sequences": counts.mapValues(named),
         ])
     }
 
@@ -289,20 +320,28 @@ struct StoreReader {
 
     /// The store's history as events, oldest first: when each operation was enqueued, first started, and finished.
     func history() -> [String] {
-        var events: [(Date, [String: Any])] = []
-        for entry in entries {
-            var base: [String: Any] = ["operation": entry.id.uuidString.lowercased(), "sequence": entry.sequence]
-            base["call"] = entry.name
-            events.append((entry.stored.enqueuedAt, base.merging(["event": "enqueued"]) { $1 }))
-            if let started = entry.stored.firstStartedAt {
-                events.append((started, base.merging(["event": "started"]) { $1 }))
-            }
-            if let finished = entry.stored.finishedAt {
-                events.append((finished, base.merging(["event": entry.state.rawValue]) { $1 }))
-            }
+        entries.flatMap(timedEvents(of:)).sorted { $0.0 < $1.0 }.map(Self.encode)
+    }
+
+    /// One operation's events, as JSON lines: when it was enqueued, first started, and finished.
+    func events(of entry: Entry) -> [String] {
+        timedEvents(of: entry).map(Self.encode)
+    }
+
+    private func timedEvents(of entry: Entry) -> [(Date, [String: Any])] {
+        var base: [String: Any] = ["operation": entry.id.uuidString.lowercased(), "sequence": entry.sequence]
+        base["call"] = entry.name
+        var events = [(entry.stored.enqueuedAt, base.merging(["event": "enqueued"]) { $1 })]
+        if let started = entry.stored.firstStartedAt {
+            events.append((started, base.merging(["event": "started"]) { $1 }))
         }
-        return events.sorted { $0.0 < $1.0 }.map { date, object in
-            EventLine.encode(object.merging(["time": date.formatted(.iso8601)]) { $1 })
+        if let finished = entry.stored.finishedAt {
+            events.append((finished, base.merging(["event": entry.state.rawValue]) { $1 }))
         }
+        return events
+    }
+
+    private static func encode(_ event: (Date, [String: Any])) -> String {
+        EventLine.encode(event.1.merging(["time": event.0.formatted(.iso8601)]) { $1 })
     }
 }

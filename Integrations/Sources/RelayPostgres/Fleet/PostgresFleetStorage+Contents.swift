@@ -4,23 +4,55 @@ import PostgresNIO
 import Relay
 
 extension PostgresFleetStorage {
-    /// Everything a fleet's database holds of operations and sequences, read in one snapshot while the fleet runs,
-    /// and the operations that run now: what a tool such as the `relay` command shows.
+    /// The stored operations of the whole fleet that `query` selects, oldest commit first, one page, read in one
+    /// snapshot of the database while the fleet runs, with those of them that a process runs now: what a tool such as
+    /// the `relay` command lists and shows.
     ///
-    /// It changes nothing, and creates nothing in a database that Relay has not set up, which holds nothing. The
-    /// document is not in it: a DataPoint opened on the database holds that.
+    /// It selects as ``operations(_:of:deadline:)`` does, and gives each operation as it is stored: its request, its
+    /// attempts and its outcome. It changes nothing, and a database that Relay has not set up holds none.
+    ///
+    /// ```swift
+    /// var query = OperationQuery(states: [.failed], limit: 500)
+    /// repeat {
+    ///     let page = try await PostgresFleetStorage.storedOperations(query, of: client)
+    ///     for stored in page.operations { print(stored.operation.id, stored.attempts) }
+    ///     query.after = page.next
+    /// } while query.after != nil
+    /// ```
     ///
     /// - Parameters:
+    ///   - query: The states, sequence and kind to list, and the page.
     ///   - client: A running client of the database.
     ///   - deadline: How long it waits for the database.
-    /// - Returns: The operations, oldest commit first, with the sequences, the DataPoint's suspension count and the
-    ///   last snapshot number; and the ids of the operations that a process runs now.
-    /// - Throws: ``RelayError`` with ``RelayError/Code/storageFailure``, or ``RelayError/Code/corruptStore`` for a
-    ///   row that no Relay writes.
-    public static func contents(
-        of client: PostgresClient, deadline: Duration = .seconds(30)
-    ) async throws -> (state: StoredState, running: Set<UUID>) {
-        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline).contents()
+    /// - Returns: The page's operations, those of them that run, and where the next page starts.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when the limit is below 1,
+    ///   ``RelayError/Code/storageFailure``, or ``RelayError/Code/corruptStore`` for a row that no Relay writes.
+    public static func storedOperations(
+        _ query: OperationQuery = OperationQuery(), of client: PostgresClient, deadline: Duration = .seconds(30)
+    ) async throws -> (operations: [StoredOperation], running: Set<UUID>, next: OperationPage.Cursor?) {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
+            .storedOperations(query)
+    }
+
+    /// The stored operations whose id, in lowercase with its hyphens, starts with `prefix`, oldest commit first, with
+    /// those of them that a process runs now: how a person names an operation to a tool.
+    ///
+    /// A prefix that no id can start with (a character other than a lowercase hexadecimal digit or a hyphen, or more
+    /// than 36 of them) finds none. It reads each id of the database's operations: a tool's query, not a hot path.
+    ///
+    /// - Parameters:
+    ///   - prefix: The start of an id, such as `3f2a`.
+    ///   - client: A running client of the database.
+    ///   - limit: The most operations it returns; at least 1.
+    ///   - deadline: How long it waits for the database.
+    /// - Returns: The operations and those of them that run.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` when the limit is below 1,
+    ///   ``RelayError/Code/storageFailure``, or ``RelayError/Code/corruptStore`` for a row that no Relay writes.
+    public static func storedOperations(
+        withIDPrefix prefix: String, of client: PostgresClient, limit: Int = 100, deadline: Duration = .seconds(30)
+    ) async throws -> (operations: [StoredOperation], running: Set<UUID>) {
+        try await PostgresQueue(client: client, logger: Logger(label: "RelayPostgres"), deadline: deadline)
+            .storedOperations(withIDPrefix: prefix, limit: limit)
     }
 
     /// The operations of the whole fleet that `query` selects, oldest commit first, one page; the next page starts at

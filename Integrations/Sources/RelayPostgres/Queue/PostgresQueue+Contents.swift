@@ -4,63 +4,78 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Every operation the database holds, oldest commit first, with the sequences and suspensions: what the fleet's
-    /// store holds, read in one snapshot of the database while the fleet runs; and the operations that run now.
-    ///
-    /// A database that Relay has not set up holds nothing, which this says without creating anything.
-    func contents() async throws -> (state: StoredState, running: Set<UUID>) {
+    /// A page of stored operations, and those of them that a process runs now.
+    typealias StoredPage = (operations: [StoredOperation], running: Set<UUID>, next: OperationPage.Cursor?)
+
+    /// The stored operations that `query` selects, oldest commit first, one page, read in one snapshot of the
+    /// database while the fleet runs: what a tool such as the `relay` command lists.
+    func storedOperations(_ query: OperationQuery) async throws -> StoredPage {
         try await Self.mapping("reading the store") {
-            try await transaction("reading the store") { connection in
-                // One snapshot for every statement: an operation that ends meanwhile is counted once.
-                _ = try await rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection)
-                let found = try await rows("SELECT to_regclass('relay_operations') IS NOT NULL", on: connection)
-                guard try found.first?.decode(Bool.self) == true else { return (StoredState.empty, []) }
-                var operations: [StoredOperation] = []
-                var running: Set<UUID> = []
-                for row in try await rows(
-                    """
-                    SELECT body, snapshot, attempts, enqueued_at, started_at, finished_at, state,
-                        CASE WHEN state >= 3 THEN result END,
-                        CASE WHEN state = 1 AND attempts > 0 AND available_at > now() THEN available_at END,
-                        CASE WHEN held_until > now() THEN held_until END
-                    FROM relay_operations ORDER BY snapshot, ordinal
-                    """, on: connection)
-                {
-                    let (body, snapshot, attempts, enqueuedAt, startedAt, finishedAt, state, result, retryAt, held) =
-                        try row.decode(
-                            (ByteBuffer, Int64, Int32, Date, Date?, Date?, Int16, ByteBuffer?, Date?, Date?).self)
-                    let operation = try CallOperation(encoded: Data(body.readableBytesView))
-                    guard let phase = PostgresOperationState(rawValue: state) else {
-                        throw RelayError(
-                            .corruptStore, "operation \(operation.id) has state \(state), which no Relay writes")
-                    }
-                    if phase == .running { running.insert(operation.id) }
-                    operations.append(
-                        StoredOperation(
-                            operation: operation, snapshot: UInt64(snapshot), attempts: Int(attempts),
-                            enqueuedAt: enqueuedAt, firstStartedAt: startedAt,
-                            result: try result.map { try CallResult(encoded: Data($0.readableBytesView)) },
-                            finishedAt: finishedAt, retryAt: retryAt, holds: held.map { [nil: $0] } ?? [:]))
-                }
-                var sequences: [StoredSequence] = []
-                for (name, bunchSize, commitGraph, suspensions) in try await rows(
-                    "SELECT name, bunch_size, commit_graph, suspensions FROM relay_sequences ORDER BY name",
-                    on: connection
-                ).map({ try $0.decode((String, Int32, Bool, Int32).self) }) {
-                    sequences.append(
-                        StoredSequence(
-                            name: CallSequence.Name(rawValue: name), bunchSize: Int(bunchSize),
-                            algorithm: commitGraph ? .commitGraph : .flat, suspensionCount: Int(suspensions)))
-                }
-                let counters = try await rows("SELECT snapshot, suspensions FROM relay_counters", on: connection)
-                var (snapshot, suspensions): (Int64, Int32) = (0, 0)
-                if let row = counters.first { (snapshot, suspensions) = try row.decode((Int64, Int32).self) }
-                let state = StoredState(
-                    lastSnapshot: UInt64(snapshot), operations: operations, sequences: sequences,
-                    suspensionCount: Int(suspensions))
-                return (state, running)
+            try await page(query, "reading the store", empty: ([], [], nil)) { ids, next, connection in
+                let found = try await Self.stored(
+                    from: rows(
+                        "SELECT \(unescaped: Self.storedColumns) WHERE id = ANY(\(ids)) ORDER BY snapshot, ordinal",
+                        on: connection))
+                return (found.operations, found.running, next)
             }
         }
+    }
+
+    /// The stored operations whose id, in lowercase with its hyphens, starts with `prefix`, oldest commit first, at
+    /// most `limit`: how a person names an operation.
+    func storedOperations(
+        withIDPrefix prefix: String, limit: Int
+    ) async throws -> (operations: [StoredOperation], running: Set<UUID>) {
+        guard limit >= 1 else {
+            throw RelayError(.invalidArgument, "a page holds at least one operation; the limit was \(limit)")
+        }
+        // Only what an id's text can hold, so that the pattern matches no more than a prefix.
+        guard !prefix.isEmpty, prefix.count <= 36, prefix.allSatisfy({ $0.isHexDigit && !$0.isUppercase || $0 == "-" })
+        else { return ([], []) }
+        let pattern = prefix + "%"
+        return try await Self.mapping("reading the store") {
+            let found = try await read("reading the store", "SELECT to_regclass('relay_operations') IS NOT NULL")
+            guard try found.first?.decode(Bool.self) == true else { return ([], []) }
+            return try await Self.stored(
+                from: read(
+                    "reading the store",
+                    """
+                    SELECT \(unescaped: Self.storedColumns) WHERE id::text LIKE \(pattern)
+                    ORDER BY snapshot, ordinal LIMIT \(limit)
+                    """))
+        }
+    }
+
+    /// What a stored operation is built from, with `FROM`: a statement adds its `WHERE`.
+    private static let storedColumns = """
+        body, snapshot, attempts, enqueued_at, started_at, finished_at, state, CASE WHEN state >= 3 THEN result END,
+            CASE WHEN state = 1 AND attempts > 0 AND available_at > now() THEN available_at END,
+            CASE WHEN held_until > now() THEN held_until END
+        FROM relay_operations
+        """
+
+    /// The stored operations that rows of ``storedColumns`` describe, and those of them that run.
+    private static func stored(
+        from rows: [PostgresRow]
+    ) throws -> (operations: [StoredOperation], running: Set<UUID>) {
+        var operations: [StoredOperation] = []
+        var running: Set<UUID> = []
+        for row in rows {
+            let (body, snapshot, attempts, enqueuedAt, startedAt, finishedAt, state, result, retryAt, held) =
+                try row.decode((ByteBuffer, Int64, Int32, Date, Date?, Date?, Int16, ByteBuffer?, Date?, Date?).self)
+            let operation = try CallOperation(encoded: Data(body.readableBytesView))
+            guard let phase = PostgresOperationState(rawValue: state) else {
+                throw RelayError(.corruptStore, "operation \(operation.id) has state \(state), which no Relay writes")
+            }
+            if phase == .running { running.insert(operation.id) }
+            operations.append(
+                StoredOperation(
+                    operation: operation, snapshot: UInt64(snapshot), attempts: Int(attempts), enqueuedAt: enqueuedAt,
+                    firstStartedAt: startedAt,
+                    result: try result.map { try CallResult(encoded: Data($0.readableBytesView)) },
+                    finishedAt: finishedAt, retryAt: retryAt, holds: held.map { [nil: $0] } ?? [:]))
+        }
+        return (operations, running)
     }
 }
 

@@ -25,16 +25,34 @@ extension PostgresQueue {
     /// reads bodies in growing chunks and keeps the matching ones. Each chunk sorts what follows the cursor: a tool's
     /// query, not a hot path.
     func operations(_ query: OperationQuery) async throws -> OperationPage {
+        try await page(query, "listing operations", empty: OperationPage(statuses: [], next: nil)) {
+            ids, next, connection in
+            let statuses = try await rows(
+                """
+                SELECT \(unescaped: Self.statusColumns) WHERE o.id = ANY(\(ids))
+                ORDER BY o.snapshot, o.ordinal
+                """, on: connection
+            ).map(Self.status(from:))
+            return OperationPage(statuses: statuses, next: next)
+        }
+    }
+
+    /// Reads the ids of the page that `query` selects in one snapshot of the database, then what `body` reads of them
+    /// in the same snapshot; `empty` when Relay has not set the database up.
+    func page<Page: Sendable>(
+        _ query: OperationQuery, _ what: String, empty: Page,
+        body: @escaping @Sendable ([UUID], OperationPage.Cursor?, PostgresConnection) async throws -> Page
+    ) async throws -> Page {
         guard query.limit >= 1 else {
             throw RelayError(.invalidArgument, "a page holds at least one operation; the limit was \(query.limit)")
         }
         let states = query.states.flatMap(\.storedStates).map(\.rawValue)
         let sequence = query.sequence?.rawValue
         let kind = query.kind
-        return try await transaction("listing operations") { connection in
+        return try await transaction(what) { connection in
             _ = try await rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection)
             let found = try await rows("SELECT to_regclass('relay_operations') IS NOT NULL", on: connection)
-            guard try found.first?.decode(Bool.self) == true else { return OperationPage(statuses: [], next: nil) }
+            guard try found.first?.decode(Bool.self) == true else { return empty }
             var selected: [(id: UUID, next: OperationPage.Cursor)] = []
             var after = query.after ?? OperationPage.Cursor(order: 0)
             var chunk = kind == nil ? query.limit + 1 : max(query.limit + 1, 256)
@@ -60,13 +78,7 @@ extension PostgresQueue {
                 chunk = min(chunk * 4, 65_536)
             }
             let page = selected.prefix(query.limit)
-            let statuses = try await rows(
-                """
-                SELECT \(unescaped: Self.statusColumns) WHERE o.id = ANY(\(page.map(\.id)))
-                ORDER BY o.snapshot, o.ordinal
-                """, on: connection
-            ).map(Self.status(from:))
-            return OperationPage(statuses: statuses, next: selected.count > query.limit ? page.last?.next : nil)
+            return try await body(page.map(\.id), selected.count > query.limit ? page.last?.next : nil, connection)
         }
     }
 
