@@ -43,7 +43,7 @@ struct PostgresStoreAccess: Sendable {
         let client: PostgresClient
 
         func metrics() async throws -> MetricsSnapshot {
-            try await PostgresFleetStorage.metrics(of: client, window: 1, deadline: PostgresStoreAccess.deadline)
+            try await PostgresFleetStorage.metrics(of: client, window: 0, deadline: PostgresStoreAccess.deadline)
         }
 
         func operations(_ query: OperationQuery) async throws -> StoredPage {

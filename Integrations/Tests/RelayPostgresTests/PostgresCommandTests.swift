@@ -141,9 +141,21 @@ struct PostgresCommandTests {
             let history = try await Self.relay(["events", "--store", store])
             #expect(Self.objects(history.lines).compactMap { $0["operation"] as? String } == ids)
 
-            // A prefix that no id can start with finds nothing, and says so.
-            let none = try await PostgresFleetStorage.storedOperations(withIDPrefix: "%", of: client)
-            #expect(none.operations.isEmpty)
+            // A prefix finds exactly the ids that start with it, in commit order, whatever its length; one that no id
+            // can start with (a hyphen out of place, uppercase, too long) finds nothing.
+            for prefix in ["", "0"].map({ $0 + String(ids[600].prefix(1)) })
+                + [9, 14, 36].map({ String(ids[7].prefix($0)) })
+            {
+                let found = try await PostgresFleetStorage.storedOperations(
+                    withIDPrefix: prefix, of: client, limit: 2_000)
+                #expect(
+                    found.operations.map { $0.operation.id.uuidString.lowercased() }
+                        == ids.filter { $0.hasPrefix(prefix) })
+            }
+            for prefix in ["%", String(ids[7].prefix(9)).uppercased(), String(ids[7].prefix(7)) + "-", ids[7] + "0"] {
+                let none = try await PostgresFleetStorage.storedOperations(withIDPrefix: prefix, of: client)
+                #expect(none.operations.isEmpty, "\(prefix)")
+            }
             let unknown = try await Self.relay(["show", "not-an-id", "--store", store])
             #expect(unknown.status == 2, "\(unknown.lines)")
         }

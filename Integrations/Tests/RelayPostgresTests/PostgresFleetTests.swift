@@ -252,7 +252,7 @@ struct PostgresFleetTests {
             let empty = try await PostgresFleetStorage.metrics(of: client)
             #expect(empty.sequences.isEmpty && empty.runTime.samples == 0 && empty.queueWait.samples == 0)
             let refused = await #expect(throws: RelayError.self) {
-                try await PostgresFleetStorage.metrics(of: client, window: 0)
+                try await PostgresFleetStorage.metrics(of: client, window: -1)
             }
             #expect(refused?.code == .invalidArgument)
         }
@@ -277,6 +277,9 @@ struct PostgresFleetTests {
                 #expect(fleet.runTime.p50 >= .milliseconds(30) && fleet.runTime.p99 >= fleet.runTime.p50)
                 let last = try await PostgresFleetStorage.metrics(of: client, window: 1)
                 #expect(last.runTime.samples == 1 && last.sequences == fleet.sequences)
+                let counts = try await PostgresFleetStorage.metrics(of: client, window: 0)
+                #expect(counts.runTime.samples == 0 && counts.queueWait.samples == 0)
+                #expect(counts.sequences == fleet.sequences && counts.running == fleet.running)
             }
         }
     }

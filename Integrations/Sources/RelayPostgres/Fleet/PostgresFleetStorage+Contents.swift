@@ -37,8 +37,9 @@ extension PostgresFleetStorage {
     /// The stored operations whose id, in lowercase with its hyphens, starts with `prefix`, oldest commit first, with
     /// those of them that a process runs now: how a person names an operation to a tool.
     ///
-    /// A prefix that no id can start with (a character other than a lowercase hexadecimal digit or a hyphen, or more
-    /// than 36 of them) finds none. It reads each id of the database's operations: a tool's query, not a hot path.
+    /// A prefix that no id can start with (a character other than a lowercase hexadecimal digit, a hyphen out of its
+    /// place, or more than 36 characters) finds none. The ids of a prefix are one range of the primary key: the
+    /// database reads those alone, but all of them for a short prefix, before it keeps the oldest `limit`.
     ///
     /// - Parameters:
     ///   - prefix: The start of an id, such as `3f2a`.
@@ -121,10 +122,11 @@ extension PostgresFleetStorage {
     /// time over the `window` operations that finished last, whichever process enqueued or ran them.
     ///
     /// A DataPoint's own ``Relay/DataPoint/metrics()`` covers what its process knows, and counts finished operations
-    /// since it opened. This reads the database, in three statements: finished operations count while the fleet keeps
-    /// them (see ``Relay/DataPoint/Configuration/retention``), queue wait runs from enqueue to first start, and run
-    /// time is what the process that ran an operation reported of its attempts (an operation no attempt ended, such as
-    /// one cancelled while it waited, has none). It changes nothing; a database that Relay has not set up holds none.
+    /// since it opened. This reads the database, the sequences and their counts, then the percentiles, which a window
+    /// of 0 leaves out (`relay status` reads no more than the counts): finished operations count while the fleet keeps them (see
+    /// ``Relay/DataPoint/Configuration/retention``), queue wait runs from enqueue to first start, and run time is what
+    /// the process that ran an operation reported of its attempts (an operation no attempt ended, such as one
+    /// cancelled while it waited, has none). It changes nothing; a database that Relay has not set up holds none.
     ///
     /// ```swift
     /// let fleet = try await PostgresFleetStorage.metrics(of: client)
@@ -133,10 +135,11 @@ extension PostgresFleetStorage {
     ///
     /// - Parameters:
     ///   - client: A running client of the database.
-    ///   - window: How many of the last finished operations the percentiles cover; at least 1.
+    ///   - window: How many of the last finished operations the percentiles cover; 0 reads the counts alone, and
+    ///     leaves the percentiles empty.
     ///   - deadline: How long it waits for the database.
     /// - Returns: The metrics; no events are dropped in a database, so ``Relay/MetricsSnapshot/droppedEvents`` is 0.
-    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` for a window below 1, and
+    /// - Throws: ``RelayError`` with ``RelayError/Code/invalidArgument`` for a negative window, and
     ///   ``RelayError/Code/storageFailure``.
     public static func metrics(
         of client: PostgresClient, window: Int = 10_000, deadline: Duration = .seconds(30)

@@ -29,10 +29,7 @@ extension PostgresQueue {
         guard limit >= 1 else {
             throw RelayError(.invalidArgument, "a page holds at least one operation; the limit was \(limit)")
         }
-        // Only what an id's text can hold, so that the pattern matches no more than a prefix.
-        guard !prefix.isEmpty, prefix.count <= 36, prefix.allSatisfy({ $0.isHexDigit && !$0.isUppercase || $0 == "-" })
-        else { return ([], []) }
-        let pattern = prefix + "%"
+        guard let (lowest, highest) = Self.ids(startingWith: prefix) else { return ([], []) }
         return try await Self.mapping("reading the store") {
             let found = try await read("reading the store", "SELECT to_regclass('relay_operations') IS NOT NULL")
             guard try found.first?.decode(Bool.self) == true else { return ([], []) }
@@ -40,10 +37,29 @@ extension PostgresQueue {
                 from: read(
                     "reading the store",
                     """
-                    SELECT \(unescaped: Self.storedColumns) WHERE id::text LIKE \(pattern)
+                    SELECT \(unescaped: Self.storedColumns) WHERE id BETWEEN \(lowest) AND \(highest)
                     ORDER BY snapshot, ordinal LIMIT \(limit)
                     """))
         }
+    }
+
+    /// The lowest and the highest id whose text starts with `prefix`, or `nil` when none can.
+    ///
+    /// The database orders ids as their text orders them, so that the ids of a prefix are one range of its primary
+    /// key, which it reads without looking at every id.
+    static func ids(startingWith prefix: String) -> (UUID, UUID)? {
+        let template = Array("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+        let typed = Array(prefix)
+        guard !typed.isEmpty, typed.count <= template.count else { return nil }
+        for (character, expected) in zip(typed, template) {
+            let fits = expected == "-" ? character == "-" : character.isHexDigit && !character.isUppercase
+            guard fits else { return nil }
+        }
+        let rest = template.dropFirst(typed.count)
+        let lowest = String(typed + rest.map { $0 == "-" ? "-" : "0" })
+        let highest = String(typed + rest.map { $0 == "-" ? "-" : "f" })
+        guard let low = UUID(uuidString: lowest), let high = UUID(uuidString: highest) else { return nil }
+        return (low, high)
     }
 
     /// What a stored operation is built from, with `FROM`: a statement adds its `WHERE`.

@@ -4,10 +4,11 @@ import Relay
 
 extension PostgresQueue {
     /// The whole fleet's metrics, as the database holds them: counts per sequence and state (finished operations
-    /// while the fleet keeps them), what runs, and the percentiles of the `window` operations that finished last.
+    /// while the fleet keeps them), what runs, and the percentiles of the `window` operations that finished last;
+    /// a window of 0 reads counts alone.
     func metrics(window: Int) async throws -> MetricsSnapshot {
-        guard window >= 1 else {
-            throw RelayError(.invalidArgument, "the percentiles cover at least one operation; the window was \(window)")
+        guard window >= 0 else {
+            throw RelayError(.invalidArgument, "the percentiles cover 0 operations or more; the window was \(window)")
         }
         return try await Self.mapping("reading the fleet's metrics") {
             let found = try await read(
@@ -34,6 +35,10 @@ extension PostgresQueue {
                 sequences[CallSequence.Name(rawValue: name), default: MetricsSnapshot.Counts()].add(
                     Int(count), phase.queryState, offline: offline)
             }
+            let total = sequences.values.reduce(0) { $0 + $1.running }
+            guard window > 0 else {
+                return MetricsSnapshot(sequences: sequences, running: total, queueWait: .empty, runTime: .empty)
+            }
             let recent = try await read(
                 "reading the fleet's latencies",
                 """
@@ -53,7 +58,6 @@ extension PostgresQueue {
                 throw RelayError(.storageFailure, "the database answered no latencies for the fleet's metrics")
             }
             let (waits, waitCount, runTimes, runCount) = try row.decode(([Double]?, Int64, [Int64]?, Int64).self)
-            let total = sequences.values.reduce(0) { $0 + $1.running }
             return MetricsSnapshot(
                 sequences: sequences, running: total,
                 queueWait: Self.percentiles(waits?.map { Duration.seconds($0) }, samples: waitCount),
