@@ -42,7 +42,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        // Relay in a Swift server: its lifecycle under ServiceLifecycle, and logs, metrics and traces of its operations.
+        // Relay in a Swift server: its lifecycle under ServiceLifecycle, and logs, metrics and traces of its
+        // operations.
         .target(
             name: "RelayServer",
             dependencies: [

@@ -17,8 +17,8 @@ extension DataPoint {
     ///
     /// Awaiting a handle whose operation waits for a retry or a hold on a ``ManualClock`` that nobody advances waits
     /// for ever, and a test then ends only at its time limit. This waits as ``CallHandle/outcome`` does, but as soon
-    /// as the DataPoint is idle or stalled (see ``idle()``) and the operation has not finished, it throws ``StalledTest``
-    /// naming what the operation waits for and the clock's sleepers with their deadlines.
+    /// as the DataPoint is idle or stalled (see ``idle()``) and the operation has not finished, it throws
+    /// ``StalledTest`` naming what the operation waits for and the clock's sleepers with their deadlines.
     ///
     /// ```swift
     /// let handle = try await point.enqueue(CallOperation(kind: "flaky"))

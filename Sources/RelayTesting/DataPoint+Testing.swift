@@ -6,8 +6,8 @@ extension DataPoint {
     ///
     /// Operations waiting for a hold, a retry, a dependency or a resume do not count, so a test can advance a manual
     /// clock or resume a sequence next. A hold or a retry whose time the clock has passed does count until the
-    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Operations that
-    /// wait for an offline destination do not count either, as its probe waits for the clock too; once the clock
+    /// operation has started: after `clock.advance(by:)`, `idle()` returns once what became due has run. Operations
+    /// that wait for an offline destination do not count either, as its probe waits for the clock too; once the clock
     /// passes the probe's time, `idle()` waits for the probe and for what its answer lets start. A DataPoint that is
     /// not running is idle as soon as nothing runs. The wait ends as soon as the waiting task is cancelled.
     ///

@@ -6,9 +6,9 @@ extension PostgresSchema {
     ///
     /// `kind` is 0 for an operation enqueued, 2 for a claim that starts an attempt, and the terminal state (3 to 6) for
     /// one that ended. `origin` is the process whose DataPoint announced the event itself (the claimer of a start,
-    /// the owner that recorded an outcome, the process that enqueued), and `NULL` when no DataPoint did: every process then announces it. `tx`
-    /// is the writing transaction's id: a follower reads only what transactions older than every running one wrote,
-    /// in `(tx, position)` order, so that nothing that commits late is skipped.
+    /// the owner that recorded an outcome, the process that enqueued), and `NULL` when no DataPoint did: every process
+    /// then announces it. `tx` is the writing transaction's id: a follower reads only what transactions older than
+    /// every running one wrote, in `(tx, position)` order, so that nothing that commits late is skipped.
     static let eventStatements = [
         """
         DROP FUNCTION relay_enqueue(

@@ -1,8 +1,8 @@
 import Foundation
 import RelayCommandLine
 
-// `relay-postgres`: the `relay` command, which reaches a fleet's database too, `--store postgres://…`; `relay` runs it
-// for such a URL when it lies beside it.
+// `relay-postgres`: the `relay` command, which reaches a fleet's database too, `--store postgres://…`; `relay` runs
+// it for such a URL when it lies beside it.
 let stores = ["postgres", "postgresql"].map { scheme in
     CommandLineStore(
         scheme: scheme,

@@ -120,7 +120,8 @@ struct PostgresFleetOfflineTests {
             _ = try await second.execute(CallOperation(kind: Fleet.work, sequenceName: Fleet.left))
             destination.down.withLock { $0 = false }
             #expect(try await handle.value == Data("up".utf8))
-            // Of the whole fleet, whichever process found it offline: on a shared store the log is every process's source.
+            // Of the whole fleet, whichever process found it offline: on a shared store the log is every process's
+            // source.
             let expected = ["fleet: flaky is offline: flaky did not answer", "fleet: flaky is online: it answered"]
             let heardHere = await Self.destinationEvents(2, in: here)
             #expect(heardHere == expected, "\(heardHere)")

@@ -6,8 +6,8 @@ import Testing
 
 /// A fleet whose database server restarts mid-run.
 ///
-/// The restart ends every connection of every test running at the time, so this suite runs alone, and only when `RELAY_POSTGRES_RESTART` holds the shell command that restarts the
-/// server `RELAY_POSTGRES_URL` names (CI sets both).
+/// The restart ends every connection of every test running at the time, so this suite runs alone, and only when
+/// `RELAY_POSTGRES_RESTART` holds the shell command that restarts the server `RELAY_POSTGRES_URL` names (CI sets both).
 @Suite(
     "S31 a fleet whose database server restarts", .timeLimit(.minutes(2)),
     .enabled(

@@ -7,9 +7,9 @@ extension DataPoint {
         ///
         /// Once an operation's window has passed, the next commit forgets it; when no commit comes, the DataPoint's
         /// timer does, within about a second. With a window of zero, an operation is forgotten as it ends, though
-        /// ``DataPoint/handle(for:)`` may still find it until the next commit, or for about a second when none comes. An
-        /// operation cancelled while one of its dependencies still runs is kept until that dependency ends too. A live
-        /// ``CallHandle`` keeps its outcome either way.
+        /// ``DataPoint/handle(for:)`` may still find it until the next commit, or for about a second when none comes.
+        /// An operation cancelled while one of its dependencies still runs is kept until that dependency ends too. A
+        /// live ``CallHandle`` keeps its outcome either way.
         ///
         /// With ``maximumRetained`` and ``maximumRetainedBytes``, it makes the one retention policy (see
         /// ``RetentionPolicy``): a store keeps the same finished operations (see ``Storage/open(retention:)``), so that

@@ -5,8 +5,8 @@ import Foundation
 /// A DataPoint owns its storage, its ``Pipeline`` and its sequences. You enqueue operations into it, register the
 /// executors that run them, and await their outcomes, observe their events, and read its metrics.
 ///
-/// The shortest way to run one is ``with(storage:clock:configuration:executors:waitForPending:isolation:_:)``, which runs the engine for the scope of a
-/// closure:
+/// The shortest way to run one is ``with(storage:clock:configuration:executors:waitForPending:isolation:_:)``, which
+/// runs the engine for the scope of a closure:
 ///
 /// ```swift
 /// try await DataPoint.with { point in

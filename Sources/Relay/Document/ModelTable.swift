@@ -6,10 +6,10 @@ import Foundation
 /// A `Data` per model costs an object and an allocation of its own, about 100 bytes beyond the model's encoded size;
 /// packed, a model costs its bytes, a 4-byte length and its entry in the index (an id of up to 15 bytes is stored
 /// inline). Each entry packs the model's offset with its length, so that replacing or removing a model never reads
-/// the buffer at a random place to learn how much it leaves behind. The buffer grows by an eighth at a time rather than doubling. Replacing or removing a model
-/// leaves its old bytes behind; once they are more than a quarter of the buffer, the next change copies the live
-/// models into a new buffer. So the buffer stays within about 1.4 times the live models, and each byte written is
-/// copied a few times on average.
+/// the buffer at a random place to learn how much it leaves behind. The buffer grows by an eighth at a time rather than
+/// doubling. Replacing or removing a model leaves its old bytes behind; once they are more than a quarter of the
+/// buffer, the next change copies the live models into a new buffer. So the buffer stays within about 1.4 times the
+/// live models, and each byte written is copied a few times on average.
 struct ModelTable: Sendable {
     /// Each model's offset in `bytes`, shifted left by 24, with its length below; a length of ``longLength`` or more
     /// reads as ``longLength``, and the buffer has the rest.

@@ -151,8 +151,8 @@ public struct Transaction: Sendable {
 
     /// Stages an operation, enqueued by the same commit as the models.
     ///
-    /// - Parameter operation: The operation, checked when the transaction commits as ``DataPoint/enqueue(_:)-([CallOperation])``
-    ///   checks it.
+    /// - Parameter operation: The operation, checked when the transaction commits as
+    ///   ``DataPoint/enqueue(_:)-([CallOperation])`` checks it.
     public mutating func enqueue(_ operation: CallOperation) {
         operations.append(operation)
     }

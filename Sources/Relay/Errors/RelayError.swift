@@ -87,7 +87,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationCancelled = Code(.operationCancelled)
         /// The operation finished `skipped`, so it has no result; thrown by ``CallHandle/value``.
         public static let operationSkipped = Code(.operationSkipped)
-        /// ``DataPoint/execute(_:deadline:)-(CallOperation,_)`` waited for the DataPoint to run, and its task was cancelled first.
+        /// ``DataPoint/execute(_:deadline:)-(CallOperation,_)`` waited for the DataPoint to run, and its task was
+        /// cancelled first.
         public static let notRunning = Code(.notRunning)
         /// ``DataPoint/run()`` was called while the DataPoint is already running.
         public static let alreadyRunning = Code(.alreadyRunning)
@@ -133,8 +134,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let deadlineExceeded = Code(.deadlineExceeded)
         /// The DataPoint holds as many unfinished operations, or payload bytes of them, as its configuration allows.
         ///
-        /// The limits are ``DataPoint/Configuration/maximumPending`` and ``DataPoint/Configuration/maximumPendingBytes``;
-        /// the commit changed nothing, and the message says which limit is full.
+        /// The limits are ``DataPoint/Configuration/maximumPending`` and
+        /// ``DataPoint/Configuration/maximumPendingBytes``; the commit changed nothing, and the message says which
+        /// limit is full.
         public static let overloaded = Code(.overloaded)
 
         /// The code's name, for example `dependencyCycle`.

@@ -2,9 +2,9 @@ import Foundation
 
 /// What one attempt observed: for HTTP operations, the response or the error, with timings and byte counts.
 ///
-/// An executor hands it over with ``CallContext/report(_:)``. The engine publishes it to ``DataPoint/events(for:bufferSize:)`` as
-/// ``CallEvent/Kind/attemptEnded(_:)``, before the event that says what happens next, and puts the measurements of the
-/// last report on the operation's ``CallMetrics``.
+/// An executor hands it over with ``CallContext/report(_:)``. The engine publishes it to
+/// ``DataPoint/events(for:bufferSize:)`` as ``CallEvent/Kind/attemptEnded(_:)``, before the event that says what
+/// happens next, and puts the measurements of the last report on the operation's ``CallMetrics``.
 ///
 /// ```swift
 /// let events = try point.events(for: handle.id)

@@ -42,8 +42,8 @@ public struct CallContext: Sendable, Hashable {
     }
 
     /// Stages model changes to commit with this attempt's outcome (S21): if the attempt completes or skips its
-    /// operation, the changes are in the same atomic, durable commit as the outcome, and after a crash both are there or
-    /// neither is; if it retries, fails or throws, they are discarded.
+    /// operation, the changes are in the same atomic, durable commit as the outcome, and after a crash both are there
+    /// or neither is; if it retries, fails or throws, they are discarded.
     ///
     /// ```swift
     /// let order = try JSONDecoder().decode(Order.self, from: reply)

@@ -16,7 +16,8 @@ extension DataPoint {
     ///
     /// - Parameters:
     ///   - call: The call.
-    ///   - sequence: The sequence it runs on; by default the one ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``
+    ///   - sequence: The sequence it runs on; by default the one
+    ///     ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``
     ///     chooses: `data`, or `downloads` and `uploads` for calls with a destination or a file body.
     ///   - retryPolicy: How failed attempts are retried; five attempts, from one second up to a minute apart, unless
     ///     given.

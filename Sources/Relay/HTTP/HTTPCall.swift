@@ -2,9 +2,10 @@ import Foundation
 
 /// A serializable HTTP call: what to send, and how to judge the answer.
 ///
-/// Wrap it in an operation with ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``
-/// or run it at once with ``DataPoint/execute(_:on:retryPolicy:deadline:)``. The call is stored with the operation, so it holds no
-/// credentials: a ``RequestAuthorizer`` adds them at send time. Here `api` is the service's base URL:
+/// Wrap it in an operation with
+/// ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)`` or
+/// run it at once with ``DataPoint/execute(_:on:retryPolicy:deadline:)``. The call is stored with the operation, so it
+/// holds no credentials: a ``RequestAuthorizer`` adds them at send time. Here `api` is the service's base URL:
 ///
 /// ```swift
 /// let call = HTTPCall(

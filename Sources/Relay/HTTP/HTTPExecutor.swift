@@ -60,7 +60,8 @@ public struct HTTPExecutor: CallExecutor {
     /// Runs one attempt of an HTTP operation.
     ///
     /// - Parameters:
-    ///   - operation: An operation made by ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``.
+    ///   - operation: An operation made by
+    ///     ``CallOperation/http(_:id:sequenceName:dependencies:priority:retryPolicy:idempotencyKey:persistentUserInfo:)``.
     ///   - context: The attempt's context.
     /// - Returns: The attempt's outcome.
     /// - Throws: `CancellationError` when the operation is cancelled; an authorizer's error.

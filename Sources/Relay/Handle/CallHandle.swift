@@ -2,8 +2,8 @@ import Foundation
 
 /// A reference to an enqueued operation, for awaiting its outcome.
 ///
-/// Handles are cheap values. You get one from ``DataPoint/enqueue(_:)-(CallOperation)``, or re-attach to an operation by
-/// id with ``DataPoint/handle(for:)``, for example after a restart.
+/// Handles are cheap values. You get one from ``DataPoint/enqueue(_:)-(CallOperation)``, or re-attach to an operation
+/// by id with ``DataPoint/handle(for:)``, for example after a restart.
 ///
 /// ```swift
 /// let handle = try await point.enqueue(operation)

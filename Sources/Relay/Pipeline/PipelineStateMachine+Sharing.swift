@@ -55,8 +55,8 @@ extension PipelineStateMachine {
     ///
     /// An operation claimed here was announced as enqueued by its claim, if its enqueued event had not arrived yet,
     /// and one enqueued here by its commit's answer: the event that arrives later is passed over. One whose commit
-    /// here has not answered yet is announced from the log, before its start elsewhere. With no stream of every event open, nothing is published, and
-    /// what was noted for ordering is forgotten.
+    /// here has not answered yet is announced from the log, before its start elsewhere. With no stream of every event
+    /// open, nothing is published, and what was noted for ordering is forgotten.
     mutating func publish(_ events: [SharedEvent], into actions: inout PipelineActions) {
         guard followsEveryEvent else {
             enqueueAnnouncements = SharedEnqueueAnnouncements()

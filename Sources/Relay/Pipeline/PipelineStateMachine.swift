@@ -4,8 +4,8 @@ import Foundation
 /// rest.
 ///
 /// The parts: the ``OperationGraph`` (operations, ids and dependency edges), the ``Lane`` of each sequence (its ready
-/// queue, workers and offline destinations), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention`` (finished
-/// operations kept for re-attachment) and the ``EventHub`` (subscribers).
+/// queue, workers and offline destinations), the ``Timers`` (holds, retry times, attempt deadlines), ``Retention``
+/// (finished operations kept for re-attachment) and the ``EventHub`` (subscribers).
 ///
 /// A pure value: every event is a `mutating func` that returns its answer and writes what the shell must do into the
 /// ``PipelineActions`` it is given (storage records, events, model changes, continuations to resume); nothing the shell

@@ -9,8 +9,8 @@ import Foundation
 /// calls a second, an hour is 3.6 million outcomes.
 ///
 /// Failed and cancelled operations are the dead-letter set: they are kept under bounds of their own,
-/// ``deadLetterWindow``, ``maximumDeadLetters`` and ``maximumDeadLetterBytes``, a week and 10,000 by default, with their
-/// last error and last response, so that an operator can see what failed and why, and replay it (see
+/// ``deadLetterWindow``, ``maximumDeadLetters`` and ``maximumDeadLetterBytes``, a week and 10,000 by default, with
+/// their last error and last response, so that an operator can see what failed and why, and replay it (see
 /// ``DataPoint/replay(_:)``), long after successes are gone. ``DataPoint/purge(_:)`` removes them sooner.
 ///
 /// A store drops what the DataPoint drops when it folds its state, so a restart finds the same operations.

@@ -68,7 +68,8 @@ public protocol SharedStorage: Storage {
     ///   - sequence: The sequence's name.
     ///   - bunchSize: How many of its operations may run at once, fleet-wide.
     ///   - algorithm: The order its operations start in.
-    ///   - replacing: Whether a sequence the store knows already takes this configuration; if `false`, it keeps its own.
+    ///   - replacing: Whether a sequence the store knows already takes this configuration; if `false`, it keeps its
+    ///     own.
     /// - Throws: ``RelayError`` with ``RelayError/Code/invalidBunchSize`` for a bunch size below 1, or
     ///   ``RelayError/Code/storageFailure``.
     func configure(
@@ -363,9 +364,9 @@ public struct SharedLink: Sendable {
 
     /// The operations that a stream of one operation follows here while another process runs them.
     ///
-    /// A store publishes their events as it reads them (``publish(_:)``); once one has ended, and the store has read every
-    /// event up to its end without meeting its terminal event (the stream opened after it), the store publishes that
-    /// event from the operation's outcome, so that no such stream waits for an event it missed.
+    /// A store publishes their events as it reads them (``publish(_:)``); once one has ended, and the store has read
+    /// every event up to its end without meeting its terminal event (the stream opened after it), the store publishes
+    /// that event from the operation's outcome, so that no such stream waits for an event it missed.
     public var followedElsewhere: [UUID] {
         core.readWithDirectory { $0.followedElsewhere(in: $1) }
     }

@@ -35,7 +35,8 @@ public protocol Storage: Sendable {
     /// Returns once every record up to the ticket is durable under the store's policy.
     ///
     /// - Parameter ticket: A ticket from ``append(_:)``.
-    /// - Throws: ``RelayError`` with code ``RelayError/Code/storageFailure`` when the records could not be made durable.
+    /// - Throws: ``RelayError`` with code ``RelayError/Code/storageFailure`` when the records could not be made
+    ///   durable.
     func waitUntilDurable(_ ticket: StorageTicket) async throws
 
     /// Whether the store keeps the records it is given.

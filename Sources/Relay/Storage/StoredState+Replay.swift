@@ -4,8 +4,8 @@ extension StoredState {
     /// Folds recorded transitions, oldest first, into the state a DataPoint reopens from.
     ///
     /// A store that keeps records replays them with this when it opens, starting from its last snapshot, if any; the
-    /// file store does. Replaying the same records always yields the same state, and a terminal state is applied once: a
-    /// second `finished` record for an operation is counted in ``duplicateTerminals`` and ignored.
+    /// file store does. Replaying the same records always yields the same state, and a terminal state is applied once:
+    /// a second `finished` record for an operation is counted in ``duplicateTerminals`` and ignored.
     ///
     /// Given the DataPoint's ``RetentionPolicy``, it forgets finished operations as soon as the policy lets them go, so
     /// that folding a long journal holds about what the DataPoint holds, not every operation the journal names.

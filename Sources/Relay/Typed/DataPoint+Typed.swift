@@ -53,8 +53,8 @@ extension DataPoint {
     ///   - type: The operation's type.
     ///   - input: The input.
     /// - Returns: Its handle.
-    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the errors
-    ///   of ``enqueue(_:)-(CallOperation)``.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the
+    ///   errors of ``enqueue(_:)-(CallOperation)``.
     @discardableResult
     public nonisolated func enqueue<Operation: TypedOperation>(
         _ type: Operation.Type, _ input: Operation.Input
@@ -86,8 +86,8 @@ extension DataPoint {
     ///   - input: The input.
     ///   - deadline: How long to wait (see ``execute(_:deadline:)-(CallOperation,_)``).
     /// - Returns: Its output.
-    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the errors
-    ///   of ``execute(_:deadline:)-(TypedCall<Operation>,_)``.
+    /// - Throws: ``RelayError`` with ``RelayError/Code/operationEncoding`` when the input does not encode, and the
+    ///   errors of ``execute(_:deadline:)-(TypedCall<Operation>,_)``.
     public nonisolated func execute<Operation: TypedOperation>(
         _ type: Operation.Type, _ input: Operation.Input, deadline: Duration? = DataPoint.executeDeadline
     ) async throws -> Operation.Output {

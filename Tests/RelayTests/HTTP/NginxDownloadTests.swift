@@ -5,7 +5,8 @@ import Testing
 
 /// Downloads from a real nginx on loopback.
 ///
-/// Chunked bodies, redirects that the executor follows itself, a body cut mid-way, and a large file. FoundationNetworking's download tasks stopped the process on the redirects (SIGILL in
+/// Chunked bodies, redirects that the executor follows itself, a body cut mid-way, and a large file.
+/// FoundationNetworking's download tasks stopped the process on the redirects (SIGILL in
 /// `_ProtocolClient.urlProtocol(_:didLoad:)`); every download now runs as a data task that the transport writes.
 @Suite(
     "S8 and S18 downloads through nginx", .serialized, .timeLimit(.minutes(2)),

@@ -62,9 +62,9 @@ extension PostgresFleetStorage {
     /// A DataPoint's own ``Relay/DataPoint/operations(_:)`` lists what its process knows: what it enqueued, runs, or
     /// heard of. This lists what the database holds, whichever process enqueued or ran it, in one snapshot of the
     /// database: the fleet's dead letters, for one, to replay or purge from any process. An operation waiting for its
-    /// dependencies lists as pending, and finished ones as long as the fleet keeps them. Its cursors order operations by
-    /// commit number and place in the commit; a DataPoint's own listing does not read them. It changes nothing, and a
-    /// database that Relay has not set up holds none.
+    /// dependencies lists as pending, and finished ones as long as the fleet keeps them. Its cursors order operations
+    /// by commit number and place in the commit; a DataPoint's own listing does not read them. It changes nothing, and
+    /// a database that Relay has not set up holds none.
     ///
     /// ```swift
     /// var query = OperationQuery.deadLetters(limit: 50)
@@ -123,10 +123,10 @@ extension PostgresFleetStorage {
     ///
     /// A DataPoint's own ``Relay/DataPoint/metrics()`` covers what its process knows, and counts finished operations
     /// since it opened. This reads the database, the sequences and their counts, then the percentiles, which a window
-    /// of 0 leaves out (`relay status` reads no more than the counts): finished operations count while the fleet keeps them (see
-    /// ``Relay/DataPoint/Configuration/retention``), queue wait runs from enqueue to first start, and run time is what
-    /// the process that ran an operation reported of its attempts (an operation no attempt ended, such as one
-    /// cancelled while it waited, has none). It changes nothing; a database that Relay has not set up holds none.
+    /// of 0 leaves out (`relay status` reads no more than the counts): finished operations count while the fleet keeps
+    /// them (see ``Relay/DataPoint/Configuration/retention``), queue wait runs from enqueue to first start, and run
+    /// time is what the process that ran an operation reported of its attempts (an operation no attempt ended, such as
+    /// one cancelled while it waited, has none). It changes nothing; a database that Relay has not set up holds none.
     ///
     /// ```swift
     /// let fleet = try await PostgresFleetStorage.metrics(of: client)

@@ -47,7 +47,8 @@ extension PostgresFleetStorage {
     }
 
     /// Records the outcome of an attempt that staged relations, with its changes, if this process still holds its
-    /// claim and the relations name models the database holds; see ``SharedStorage/commitStaged(_:result:changes:ran:)``.
+    /// claim and the relations name models the database holds; see
+    /// ``SharedStorage/commitStaged(_:result:changes:ran:)``.
     ///
     /// The database decides under the lock that orders every commit of the document, so a model another process has
     /// just removed is missing here, and one it has just added is found, whatever this process has heard of. The

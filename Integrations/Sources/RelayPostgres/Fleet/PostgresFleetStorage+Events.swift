@@ -33,16 +33,20 @@ extension PostgresFleetStorage {
     /// Reads and publishes what the log holds after `cursor`, or only finds the log's end while nothing follows every
     /// event here, moving `cursor` past what it published even when a later read fails.
     private func followEvents(from cursor: inout PostgresQueue.EventCursor?, for link: SharedLink) async throws {
-        if !link.followsEvents || cursor == nil {
+        var from: PostgresQueue.EventCursor
+        switch (cursor, link.followsEvents) {
+        case (let known?, true):
+            from = known
+        case (let known, _):
             // The end is read before the look at the streams: one opened during the read reads from the place before.
             let end = try await queue.eventCursor()
-            guard link.followsEvents, cursor != nil else {
+            guard link.followsEvents, let known else {
                 link.publish([])
                 cursor = end
                 return
             }
+            from = known
         }
-        guard var from = cursor else { return }
         defer { cursor = from }
         try await readEvents(from: &from, for: link)
         let followed = link.followedElsewhere

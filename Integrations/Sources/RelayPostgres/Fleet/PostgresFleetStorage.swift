@@ -26,7 +26,8 @@ import Synchronization
 /// executors: a process claims only operations of sequences it has registered.
 ///
 /// A suspension, of a sequence or of the DataPoint, made in any process holds fleet-wide until it is resumed from any:
-/// no process claims from it meanwhile, though one may still start what it claimed before, at most ``Options/claimLimit``.
+/// no process claims from it meanwhile, though one may still start what it claimed before, at most
+/// ``Options/claimLimit``.
 ///
 /// A stream of every event of a DataPoint (``DataPoint/events(bufferSize:)``) tells what the whole fleet does to
 /// operations: the database keeps a log of each operation enqueued, started and ended, written in the transaction
@@ -54,9 +55,9 @@ public final class PostgresFleetStorage: SharedStorage {
         public var pollInterval: Duration = .seconds(1)
         /// Whether the store hears of new and finished work through `LISTEN`; `true` by default.
         ///
-        /// Set it to `false` behind a connection pooler that hands each transaction another connection (PgBouncer's transaction
-        /// mode), where a `LISTEN` hears nothing: the store then finds work and outcomes by polling alone, every
-        /// ``pollInterval``.
+        /// Set it to `false` behind a connection pooler that hands each transaction another connection (PgBouncer's
+        /// transaction mode), where a `LISTEN` hears nothing: the store then finds work and outcomes by polling alone,
+        /// every ``pollInterval``.
         public var listens = true
         /// The most claimed operations waiting here for a worker; 64 by default.
         public var claimLimit = 64
@@ -297,7 +298,8 @@ public final class PostgresFleetStorage: SharedStorage {
         if !added.isEmpty, !backstop.withLock({ $0.isListening }) { wakeClaims() }
     }
 
-    /// Registers or reconfigures a sequence fleet-wide; see ``SharedStorage/configure(_:bunchSize:algorithm:replacing:)``.
+    /// Registers or reconfigures a sequence fleet-wide; see
+    /// ``SharedStorage/configure(_:bunchSize:algorithm:replacing:)``.
     ///
     /// - Throws: ``RelayError/Code/storageFailure`` when the database does not answer within the deadline.
     public func configure(

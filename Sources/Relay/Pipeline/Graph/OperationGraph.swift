@@ -52,8 +52,8 @@ struct OperationGraph: Sendable {
     /// The snapshot number of the next commit.
     var nextSnapshot: UInt64 { lastSnapshot + 1 }
 
-    /// Puts a new operation of the next commit in the slot the directory admitted it to (``CommitAdmission``); `offset` is its place among the
-    /// commit's new operations, which fixes its start order.
+    /// Puts a new operation of the next commit in the slot the directory admitted it to (``CommitAdmission``); `offset`
+    /// is its place among the commit's new operations, which fixes its start order.
     mutating func add(
         _ slot: Int32,
         record: OperationRecord,
