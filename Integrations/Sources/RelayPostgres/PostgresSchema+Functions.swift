@@ -10,9 +10,12 @@ extension PostgresSchema {
     /// runs only when an ended operation has one, which an index look-up tells at a fraction of the release's cost;
     /// when `markingOnline` (schema version 14 on), the destinations of the ended operations are offline no more:
     /// they answered; when `recordingRunTimes` (schema version 17 on), each outcome comes with how long its attempts
-    /// ran, in nanoseconds (zero, kept as `NULL`, when none ran), for the fleet's metrics.
+    /// ran, in nanoseconds (zero, kept as `NULL`, when none ran), for the fleet's metrics; when `probingEachId`
+    /// (schema version 19 on), the sequences are found through one look-up of the primary key per outcome (see
+    /// ``probingStatements``).
     static func completeFunction(
-        lookingForDependents: Bool, markingOnline: Bool = false, recordingRunTimes: Bool = false
+        lookingForDependents: Bool, markingOnline: Bool = false, recordingRunTimes: Bool = false,
+        probingEachId: Bool = false
     ) -> String {
         """
         CREATE OR REPLACE FUNCTION relay_complete(
@@ -25,7 +28,7 @@ extension PostgresSchema {
             ready boolean;
         BEGIN
             PERFORM 1 FROM relay_sequences
-            WHERE name IN (SELECT sequence FROM relay_operations WHERE id = ANY(outcome_ids))
+            WHERE name IN (\(probingEachId ? probedSequences : arraySequences))
             ORDER BY name FOR UPDATE;
             PERFORM 1 FROM relay_operations WHERE id = ANY(outcome_ids) ORDER BY id FOR UPDATE;
             WITH ended AS (
@@ -103,9 +106,13 @@ extension PostgresSchema {
     /// the event log: the process that enqueued announces its operations itself.
     static let enqueueFunction = enqueueFunction(namingEnqueuer: false)
 
-    /// The text of `relay_enqueue`, with its first argument the process that enqueues when `namingEnqueuer`, and the
-    /// operations' destinations after their bodies when `withDestinations` (schema version 14 on).
-    static func enqueueFunction(namingEnqueuer: Bool, withDestinations: Bool = false) -> String {
+    /// The text of `relay_enqueue`, with its first argument the process that enqueues when `namingEnqueuer`, the
+    /// operations' destinations after their bodies when `withDestinations` (schema version 14 on), and its check that
+    /// no id is stored made of one look-up of the primary key per id when `probingEachId` (schema version 19 on; see
+    /// ``probingStatements``).
+    static func enqueueFunction(
+        namingEnqueuer: Bool, withDestinations: Bool = false, probingEachId: Bool = false
+    ) -> String {
         """
         CREATE OR REPLACE FUNCTION relay_enqueue(
             \(namingEnqueuer ? "enqueuer uuid," : "")
@@ -119,7 +126,7 @@ extension PostgresSchema {
         BEGIN
             \(namingEnqueuer ? "PERFORM set_config('relay.origin', coalesce(enqueuer::text, ''), true);" : "")
             UPDATE relay_counters c SET snapshot = c.snapshot + 1 RETURNING c.snapshot INTO commit_snapshot;
-            commit_written := NOT EXISTS (SELECT 1 FROM relay_operations o WHERE o.id = ANY(operation_ids))
+            commit_written := NOT EXISTS (\(probingEachId ? probedIds : arrayIds))
                 AND NOT EXISTS (
                     SELECT 1 FROM unnest(operation_sequences) AS named (name)
                     WHERE NOT EXISTS (SELECT 1 FROM relay_sequences s WHERE s.name = named.name));

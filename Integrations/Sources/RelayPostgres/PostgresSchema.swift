@@ -256,5 +256,7 @@ public enum PostgresSchema {
         Migration(
             summary: "suspensions, resumes and offline destinations in the event log",
             statements: sequenceEventStatements),
+        Migration(
+            summary: "ids looked up one by one, whatever the table's statistics", statements: probingStatements),
     ]
 }
