@@ -73,6 +73,67 @@ struct PostgresSchemaTests {
         }
     }
 
+    @Test("S26: an enqueue looks each id up by key, even on a plan its connection made while the table was small")
+    func storedIdsLookedUpByKey() async throws {
+        try await TestDatabase.with { client, _ in
+            try await PostgresSchema.migrate(client)
+            try await client.query("INSERT INTO relay_sequences (name, bunch_size) VALUES ('s', 64)")
+            try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                // A connection plans a function's statements once: these commits make the plans on a small table.
+                for _ in 0..<10 { #expect(try await Self.enqueue(Self.newIDs(), on: connection)) }
+                try await connection.query(
+                    """
+                    INSERT INTO relay_operations (id, sequence, snapshot, ordinal, priority, state, run_anyway, body)
+                    SELECT gen_random_uuid(), 's', 0, n, 0, 1, false, '' FROM generate_series(1, 5000) AS n
+                    """, logger: connection.logger)
+                var stored: [UUID] = []
+                for try await id in try await connection.query(
+                    "SELECT id FROM relay_operations ORDER BY id LIMIT 1", logger: connection.logger
+                ).decode(UUID.self) {
+                    stored.append(id)
+                }
+                let before = try await Self.sequentialScans(on: connection)
+                for _ in 0..<5 { #expect(try await Self.enqueue(Self.newIDs(), on: connection)) }
+                // A commit naming a stored id is still found out, and not written.
+                #expect(try await !Self.enqueue(stored + Self.newIDs(), on: connection))
+                #expect(try await Self.sequentialScans(on: connection) == before)
+            }
+        }
+    }
+
+    private static func newIDs() -> [UUID] { (0..<10).map { _ in UUID() } }
+
+    /// Calls `relay_enqueue` for new operations of sequence `s` with `ids`; whether it wrote them.
+    private static func enqueue(_ ids: [UUID], on connection: PostgresConnection) async throws -> Bool {
+        let count = Int32(ids.count)
+        var written = false
+        for try await row in try await connection.query(
+            """
+            SELECT commit_written FROM relay_enqueue(
+                NULL::uuid, \(ids), array_fill('s'::text, ARRAY[\(count)]),
+                (SELECT array_agg(n) FROM generate_series(1, \(count)) AS n), array_fill(0::bigint, ARRAY[\(count)]),
+                array_fill(1::smallint, ARRAY[\(count)]), array_fill(0, ARRAY[\(count)]),
+                array_fill(false, ARRAY[\(count)]), array_fill(''::bytea, ARRAY[\(count)]),
+                array_fill(NULL::text, ARRAY[\(count)]), '{}'::uuid[], '{}'::uuid[], '{}'::uuid[], '{}'::timestamptz[])
+            """, logger: connection.logger
+        ).decode(Bool.self) {
+            written = row
+        }
+        return written
+    }
+
+    /// The sequential scans of `relay_operations` in the connection's transaction so far.
+    private static func sequentialScans(on connection: PostgresConnection) async throws -> Int64 {
+        var scans: Int64 = -1
+        for try await count in try await connection.query(
+            "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'relay_operations'",
+            logger: connection.logger
+        ).decode(Int64.self) {
+            scans = count
+        }
+        return scans
+    }
+
     @Test("S31: a migration that waits for another process's migration fails at its deadline, changing nothing")
     func migrationWaitEnds() async throws {
         try await TestDatabase.with { client, _ in
