@@ -19,7 +19,7 @@ extension PostgresSchema {
                         SELECT 1 FROM relay_operations o WHERE o.id = named.id LIMIT 1) AS stored
         """
 
-    /// The same, as schema versions 3 to 18 wrote it.
+    /// The same, as schema versions 5 to 18 wrote it.
     static let arrayIds = "SELECT 1 FROM relay_operations o WHERE o.id = ANY(operation_ids)"
 
     /// The sequences of `outcome_ids`, one look-up of the primary key per id.
