@@ -79,7 +79,7 @@ struct PostgresSchemaTests {
             try await PostgresSchema.migrate(client)
             try await client.query("INSERT INTO relay_sequences (name, bunch_size) VALUES ('s', 64)")
             try await client.withTransaction(logger: TestDatabase.logger) { connection in
-                // A connection plans a function's statements once: these commits make the plans on a small table.
+                // A connection plans a function's statements once: these calls make the plans on a small table.
                 for _ in 0..<10 { #expect(try await Self.enqueue(Self.newIDs(), on: connection)) }
                 try await connection.query(
                     """
