@@ -76,6 +76,7 @@ let package = Package(
             dependencies: [
                 "RelayPostgres",
                 .product(name: "Relay", package: "Relay"),
+                .product(name: "RelayTesting", package: "Relay"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/RelayPostgresWorker"

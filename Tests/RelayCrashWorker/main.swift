@@ -9,6 +9,8 @@ import RelayTesting
 //   RelayCrashWorker document <folder>     commits transactions forever, each two models and an operation whose
 //                                          completion keeps a receipt model, printing "ack <n> <id>" once each returns
 //   RelayCrashWorker hold <folder>         opens the store, prints "holding", and keeps it open until stdin closes
+//
+// The other modes exit when stdin closes too: a worker outlives no test.
 
 /// A little work per operation, so that kills land while operations run.
 struct YieldingWork: CallExecutor {
@@ -57,6 +59,7 @@ case "hold":
     while readLine() != nil {}
     try await point.shutdown()
 case "document":
+    ChildProcess.exitWhenInputCloses()
     try await DataPoint.with(storage: .file(at: folder)) { point in
         point.register(ReceiptWork(), for: "receipt")
         try point.register(Half.self, as: "halves")
@@ -73,6 +76,7 @@ case "document":
         }
     }
 default:
+    ChildProcess.exitWhenInputCloses()
     var random = SplitMix64(seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     try await DataPoint.with(storage: .file(at: folder)) { point in
         point.register(YieldingWork(), for: "work")

@@ -70,6 +70,16 @@ struct CrashRecoveryTests {
         }
     }
 
+    @Test("S16: a worker whose input closes exits by itself, so that none outlives the test that started it")
+    func workerEndsWithItsInput() async throws {
+        try await withTemporaryFolder { folder in
+            let worker = try ChildProcess(product: "RelayCrashWorker", arguments: ["run", folder.url.path, "1"])
+            #expect(await worker.readLines { !$0.isEmpty }.first?.hasPrefix("ack ") == true)
+            // Without the worker's watch of its input, this waits until the suite's time limit fails the test.
+            #expect(await worker.closeInput() == 0)
+        }
+    }
+
     @Test("S17: a process that shuts its DataPoint down lets another process open the folder")
     func gracefulHandOver() async throws {
         try await withTemporaryFolder { folder in

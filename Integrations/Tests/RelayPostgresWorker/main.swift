@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Relay
 import RelayPostgres
+import RelayTesting
 
 // The process that the PostgreSQL crash tests start and kill with SIGKILL, on the database that its arguments name
 // (host, port, user, database). Every line it prints is unbuffered: a line the test reads was written before the
@@ -22,6 +23,8 @@ guard arguments.count >= 6, let port = Int(arguments[3]) else {
     exit(2)
 }
 let (mode, host, user, database) = (arguments[1], arguments[2], arguments[4], arguments[5])
+// Its input closes when the test that started it ends, however it ends: the worker ends too.
+ChildProcess.exitWhenInputCloses()
 
 @Sendable func say(_ line: String) {
     FileHandle.standardOutput.write(Data("\(line)\n".utf8))

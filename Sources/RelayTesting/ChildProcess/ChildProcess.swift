@@ -105,6 +105,19 @@ public final class ChildProcess: Sendable {
         return await exitStatus()
     }
 
+    /// For the child's side: exits this process once its input closes, that is once the test that started it
+    /// closed it, or died.
+    ///
+    /// A worker that never reads its input would otherwise outlive a test that failed before killing it, or was
+    /// killed itself, and run on beside every later test and benchmark. Call it first thing in a worker that does not
+    /// read its input itself; the blocking read runs on a thread of its own.
+    public static func exitWhenInputCloses() {
+        Thread.detachNewThread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            exit(0)
+        }
+    }
+
     /// Waits, off the cooperative thread pool, until the process exits.
     ///
     /// - Returns: Its exit status.
