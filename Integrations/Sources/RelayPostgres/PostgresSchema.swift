@@ -258,5 +258,8 @@ public enum PostgresSchema {
             statements: sequenceEventStatements),
         Migration(
             summary: "ids looked up one by one, whatever the table's statistics", statements: probingStatements),
+        Migration(
+            summary: "claims and outcomes in one round trip each, committed before they answer",
+            statements: procedureStatements),
     ]
 }

@@ -91,6 +91,42 @@ struct PostgresQueueTests {
         }
     }
 
+    @Test("S26: a claim and outcomes are answered once their commit is durable: their procedures commit themselves")
+    func answeredOnceCommitted() async throws {
+        try await Self.withQueue { queue, database in
+            try await queue.configure(Self.orders, bunchSize: 10, algorithm: .flat)
+            let operation = Self.operation()
+            _ = try await queue.enqueue([operation])
+            // A procedure that commits is refused inside a transaction block: each of the two runs its own COMMIT
+            // before it answers, where a function alone is answered before the implicit transaction commits.
+            for call: PostgresQuery in [
+                "CALL relay_claim_committing(\(UUID()), NULL, 10, 30, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+                """
+                CALL relay_complete_committing(
+                    '{}', '{}', '{}', '{}', '{}', '{}', NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+                """,
+            ] {
+                let refused = await #expect(throws: PostgresTransactionError.self) {
+                    try await TestDatabase.withClient(database: database) { client in
+                        try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                            _ = try await connection.query(call, logger: TestDatabase.logger).collect()
+                        }
+                    }
+                }
+                let error = refused?.closureError as? PSQLError
+                #expect(error?.serverInfo?[.sqlState] == "2D000", "invalid transaction termination")
+            }
+            let owner = UUID()
+            #expect(try await queue.claim(.init(owner: owner, limit: 10, lease: .seconds(30))).count == 1)
+            let seen = try await Self.withOtherProcess(on: database) { try await $0.stored(operation.id) }
+            #expect(seen?.state == .running && seen?.owner == owner)
+            let outcome = PostgresQueue.Outcome(id: operation.id, owner: owner, attempt: 1, result: .completed(Data()))
+            #expect(try await queue.finish([outcome]) == [operation.id])
+            let ended = try await Self.withOtherProcess(on: database) { try await $0.stored(operation.id) }
+            #expect(ended?.state == .completed)
+        }
+    }
+
     @Test("S27: an expired lease returns its operation to pending with the attempt counted, fencing the old owner out")
     func expiredLease() async throws {
         try await Self.withQueue { queue, database in

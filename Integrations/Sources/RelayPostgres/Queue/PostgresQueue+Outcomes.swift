@@ -44,11 +44,9 @@ extension PostgresQueue {
         guard !outcomes.isEmpty else { return ([], []) }
         if Self.allSatisfy(outcomes) {
             // The common case in one statement: no dependent is cancelled, so the database does it all.
-            return try await transaction("recording outcomes") { connection in
-                let recorded = Set(
-                    try await rows(Self.completion(of: outcomes), on: connection).map { try $0.decode(UUID.self) })
-                guard let request else { return (recorded, []) }
-                return (recorded, try await claim(request, on: connection))
+            let row = try await committing("recording outcomes", Self.completion(of: outcomes, thenClaiming: request))
+            return try await Self.mapping("recording outcomes") {
+                (Set(try Array(row)[0].decode([UUID].self)), try Self.claims(in: row, from: 1))
             }
         }
         let states = outcomes.map { PostgresOperationState($0.result).rawValue }
@@ -103,6 +101,23 @@ extension PostgresQueue {
     /// Whether every outcome satisfies its dependents, so that ``completion(of:)`` records them all.
     static func allSatisfy(_ outcomes: [Outcome]) -> Bool {
         outcomes.allSatisfy { PostgresOperationState($0.result).satisfies }
+    }
+
+    /// The call of `relay_complete_committing` that records outcomes that all satisfy their dependents, then claims
+    /// what `request` asks for, and commits; it answers with the ids of the outcomes recorded and the claims.
+    static func completion(of outcomes: [Outcome], thenClaiming request: ClaimRequest?) -> PostgresQuery {
+        let states = outcomes.map { PostgresOperationState($0.result).rawValue }
+        let results = outcomes.map { ByteBuffer(bytes: $0.result.encoded()) }
+        let names = request?.sequences?.map(\.rawValue)
+        return """
+            CALL relay_complete_committing(
+                \(outcomes.map(\.id))::uuid[], \(outcomes.map(\.owner))::uuid[],
+                \(outcomes.map(\.attempt))::integer[], \(states)::smallint[], \(results)::bytea[],
+                \(outcomes.map(\.runTime.nanoseconds))::bigint[],
+                \(request?.owner)::uuid, \(names)::text[], \(request?.limit ?? 0)::integer,
+                \(request?.lease.seconds ?? 0)::double precision,
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+            """
     }
 
     /// The call of `relay_complete` that records outcomes that all satisfy their dependents, returning the ids of

@@ -99,6 +99,21 @@ struct PostgresQueue: Sendable {
         try await transaction(what) { connection in try await rows(query, on: connection) }
     }
 
+    /// The answer of a procedure that commits its own transaction, called outside a transaction block: one round trip
+    /// where ``write(_:_:)`` takes three, answered once its `COMMIT` is durable (see ``PostgresSchema/procedureStatements``).
+    ///
+    /// A connection found lost by the call is lent again, as by a `BEGIN` (see ``PostgresQueryGuard/opening(_:)``):
+    /// unlike a `BEGIN`, the call may have committed before the answer was lost, which leaves what a `COMMIT` whose
+    /// answer was lost leaves, and every caller's call is safe to make again: a claim made twice holds what the first
+    /// took until its lease expires, and an outcome recorded once is refused the next time.
+    func committing(_ what: String, _ query: PostgresQuery) async throws -> PostgresRow {
+        let answer: [PostgresRow] = try await withConnection(what) { connection in
+            try await guards.guarding(connection).opening { try await rows(query, on: connection) }
+        }
+        guard let row = answer.first else { throw RelayError(.storageFailure, "\(what): the database did not answer") }
+        return row
+    }
+
     /// The rows of a statement that only reads, on a connection of the client.
     func read(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
         try await withConnection(what) { connection in
@@ -169,8 +184,17 @@ struct PostgresQueue: Sendable {
     ///
     /// - Returns: The claims, each sequence's in start order.
     func claim(_ request: ClaimRequest) async throws -> [Claim] {
-        try await Self.mapping("claiming operations") {
-            try Self.claims(in: try await write("claiming operations", Self.claiming(request)))
+        let names = request.sequences?.map(\.rawValue)
+        return try await Self.mapping("claiming operations") {
+            try Self.claims(
+                in: try await committing(
+                    "claiming operations",
+                    """
+                    CALL relay_claim_committing(
+                        \(request.owner), \(names)::text[], \(request.limit)::integer,
+                        \(request.lease.seconds)::double precision, \(request.probing)::text,
+                        NULL, NULL, NULL, NULL, NULL, NULL)
+                    """), from: 0)
         }
     }
 
@@ -187,6 +211,23 @@ struct PostgresQueue: Sendable {
                 \(request.owner), \(names)::text[], \(request.limit)::integer,
                 \(request.lease.seconds)::double precision, \(request.probing)::text)
             """
+    }
+
+    /// The claims in the arrays of a procedure's answer from column `first` on: those of `relay_claim`'s rows.
+    static func claims(in row: PostgresRow, from first: Int) throws -> [Claim] {
+        let columns = Array(row)
+        let snapshots = try columns[first].decode([Int64].self)
+        let attempts = try columns[first + 1].decode([Int32].self)
+        let bodies = try columns[first + 2].decode([ByteBuffer].self)
+        let enqueued = try columns[first + 3].decode([Date].self)
+        let cancels = try columns[first + 4].decode([Bool].self)
+        let starts = try columns[first + 5].decode([Date].self)
+        return try snapshots.indices.map { index in
+            Claim(
+                operation: try CallOperation(encoded: Data(bodies[index].readableBytesView)),
+                snapshot: UInt64(snapshots[index]), attempt: Int(attempts[index]), enqueuedAt: enqueued[index],
+                firstStartedAt: starts[index], cancelRequested: cancels[index])
+        }
     }
 
     /// The claims that the rows of `relay_claim` hold.
