@@ -110,11 +110,12 @@ public final class ChildProcess: Sendable {
     ///
     /// A worker that never reads its input would otherwise outlive a test that failed before killing it, or was
     /// killed itself, and run on beside every later test and benchmark. Call it first thing in a worker that does not
-    /// read its input itself; the blocking read runs on a thread of its own.
+    /// read its input itself; the blocking read runs on a thread of its own. The process ends at once, with status 0
+    /// (`_exit`): exit handlers and destructors would run beside the worker's threads, which are still at work.
     public static func exitWhenInputCloses() {
         Thread.detachNewThread {
             while !FileHandle.standardInput.availableData.isEmpty {}
-            exit(0)
+            _exit(0)
         }
     }
 
