@@ -46,8 +46,9 @@ extension PostgresSchema {
     /// order `relay_claim` gives (each sequence's in start order); none when `limit` is zero.
     private static func claimingInto(limit: String, probing: String) -> String {
         """
-        SELECT coalesce(array_agg(c.snapshot ORDER BY c.n), '{}'), coalesce(array_agg(c.attempts ORDER BY c.n), '{}'),
-                    coalesce(array_agg(c.body ORDER BY c.n), '{}'), coalesce(array_agg(c.enqueued_at ORDER BY c.n), '{}'),
+        SELECT coalesce(array_agg(c.snapshot ORDER BY c.n), '{}'),
+                    coalesce(array_agg(c.attempts ORDER BY c.n), '{}'), coalesce(array_agg(c.body ORDER BY c.n), '{}'),
+                    coalesce(array_agg(c.enqueued_at ORDER BY c.n), '{}'),
                     coalesce(array_agg(c.cancel_requested ORDER BY c.n), '{}'),
                     coalesce(array_agg(c.started_at ORDER BY c.n), '{}')
                 INTO claimed_snapshots, claimed_attempts, claimed_bodies, claimed_enqueued, claimed_cancels,

@@ -152,7 +152,7 @@ struct PostgresCommandTests {
                     found.operations.map { $0.operation.id.uuidString.lowercased() }
                         == ids.filter { $0.hasPrefix(prefix) })
             }
-            // Uppercase only changes a prefix that has a letter: a prefix of digits alone reads the same in either case.
+            // Uppercase only changes a prefix that has a letter: one of digits alone reads the same in either case.
             let lettered = try #require(ids.first { $0.prefix(8).contains(where: \.isLetter) })
             let impossible = [
                 "%", String(lettered.prefix(9)).uppercased(), String(ids[7].prefix(7)) + "-", ids[7] + "0",

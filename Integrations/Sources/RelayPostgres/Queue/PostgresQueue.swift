@@ -100,7 +100,8 @@ struct PostgresQueue: Sendable {
     }
 
     /// The answer of a procedure that commits its own transaction, called outside a transaction block: one round trip
-    /// where ``write(_:_:)`` takes three, answered once its `COMMIT` is durable (see ``PostgresSchema/procedureStatements``).
+    /// where ``write(_:_:)`` takes three, answered once its `COMMIT` is durable (see
+    /// ``PostgresSchema/procedureStatements``).
     ///
     /// A connection found lost by the call is lent again, as by a `BEGIN` (see ``PostgresQueryGuard/opening(_:)``):
     /// unlike a `BEGIN`, the call may have committed before the answer was lost, which leaves what a `COMMIT` whose
