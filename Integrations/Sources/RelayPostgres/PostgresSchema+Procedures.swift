@@ -42,6 +42,38 @@ extension PostgresSchema {
         """,
     ]
 
+    /// Schema version 21: a commit of new operations in one round trip, `relay_enqueue_committing`, which calls
+    /// `relay_enqueue` and commits what it wrote before it answers.
+    ///
+    /// When `relay_enqueue` writes nothing (an id is stored, or a sequence is not registered), the procedure rolls
+    /// back its snapshot number too, and the caller takes the way that reads what is stored, in a transaction of its
+    /// own.
+    static let enqueueProcedureStatements = [
+        """
+        CREATE PROCEDURE relay_enqueue_committing(
+            enqueuer uuid,
+            operation_ids uuid[], operation_sequences text[], operation_ordinals integer[],
+            operation_priorities bigint[], operation_states smallint[], operation_blockers integer[],
+            operation_run_anyway boolean[], operation_bodies bytea[], operation_destinations text[],
+            link_dependencies uuid[], link_dependents uuid[], start_ids uuid[], start_times timestamptz[],
+            INOUT commit_snapshot bigint DEFAULT NULL, INOUT commit_written boolean DEFAULT NULL
+        ) LANGUAGE plpgsql AS $$
+        BEGIN
+            SELECT e.commit_snapshot, e.commit_written INTO commit_snapshot, commit_written FROM relay_enqueue(
+                enqueuer, operation_ids, operation_sequences, operation_ordinals, operation_priorities,
+                operation_states, operation_blockers, operation_run_anyway, operation_bodies, operation_destinations,
+                link_dependencies, link_dependents, start_ids, start_times
+            ) AS e;
+            IF commit_written THEN
+                COMMIT;
+            ELSE
+                ROLLBACK;
+            END IF;
+        END
+        $$
+        """
+    ]
+
     /// The statement of both procedures that claims, through `relay_claim`, into their `claimed_` arrays, in the
     /// order `relay_claim` gives (each sequence's in start order); none when `limit` is zero.
     private static func claimingInto(limit: String, probing: String) -> String {

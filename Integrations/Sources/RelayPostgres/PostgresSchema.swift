@@ -261,5 +261,8 @@ public enum PostgresSchema {
         Migration(
             summary: "claims and outcomes in one round trip each, committed before they answer",
             statements: procedureStatements),
+        Migration(
+            summary: "a commit of new operations in one round trip, committed before it answers",
+            statements: enqueueProcedureStatements),
     ]
 }

@@ -110,6 +110,30 @@ struct PostgresQueueGraphTests {
         }
     }
 
+    @Test("S31: an enqueue whose call lost its connection after committing is answered as that call would have been")
+    func enqueueAfterLostCall() async throws {
+        try await Queues.withQueue { queue, _ in
+            try await queue.configure(Queues.orders, bunchSize: 1, algorithm: .flat)
+            let (one, two, three) = (Queues.operation(), Queues.operation(), Queues.operation())
+            let first = try await queue.enqueue([one, two])
+            // The way an enqueue takes after its call lost its connection: it finds the call's operations stored,
+            // under the call's number, and answers that it added them there.
+            let found = try await queue.transaction("enqueueing after a lost call") {
+                try await queue.enqueue([one, two], afterLostCall: true, on: $0)
+            }
+            #expect(found.added == [one.id, two.id] && found.snapshot == first.snapshot)
+            // Not when some are not stored (the call did not commit), nor under two numbers (two commits did).
+            let partly = try await queue.transaction("enqueueing after a lost call") {
+                try await queue.enqueue([one, three], afterLostCall: true, on: $0)
+            }
+            #expect(partly.added == [three.id] && partly.snapshot > first.snapshot)
+            let apart = try await queue.transaction("enqueueing after a lost call") {
+                try await queue.enqueue([one, three], afterLostCall: true, on: $0)
+            }
+            #expect(apart.added.isEmpty)
+        }
+    }
+
     @Test("S1 S17: a known id changes nothing, other content under it or an unknown dependency enqueues nothing")
     func badCommits() async throws {
         try await Queues.withQueue { queue, _ in

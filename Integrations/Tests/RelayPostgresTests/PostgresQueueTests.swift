@@ -91,15 +91,21 @@ struct PostgresQueueTests {
         }
     }
 
-    @Test("S26: a claim and outcomes are answered once their commit is durable: their procedures commit themselves")
+    @Test("S26: an enqueue, a claim and outcomes are answered once their commit is durable: their procedures commit")
     func answeredOnceCommitted() async throws {
         try await Self.withQueue { queue, database in
             try await queue.configure(Self.orders, bunchSize: 10, algorithm: .flat)
             let operation = Self.operation()
-            _ = try await queue.enqueue([operation])
-            // A procedure that commits is refused inside a transaction block: each of the two runs its own COMMIT
+            #expect(try await queue.enqueue([operation]).added == [operation.id])
+            let enqueued = try await Self.withOtherProcess(on: database) { try await $0.stored(operation.id) }
+            #expect(enqueued?.state == .pending)
+            // A procedure that commits is refused inside a transaction block: each of the three runs its own COMMIT
             // before it answers, where a function alone is answered before the implicit transaction commits.
             for call: PostgresQuery in [
+                """
+                CALL relay_enqueue_committing(
+                    NULL, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', NULL, NULL)
+                """,
                 "CALL relay_claim_committing(\(UUID()), NULL, 10, 30, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
                 """
                 CALL relay_complete_committing(

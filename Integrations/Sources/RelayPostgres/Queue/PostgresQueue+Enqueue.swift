@@ -4,12 +4,30 @@ import PostgresNIO
 import Relay
 
 extension PostgresQueue {
-    /// Enqueues one commit in a transaction of its own; see ``enqueue(_:startTimes:on:)``.
+    /// Enqueues one commit, durably before it returns; see ``enqueue(_:startTimes:on:)``.
+    ///
+    /// A commit that names no stored operation takes one round trip, `relay_enqueue_committing`, answered once it is
+    /// durable. One that does, or that the procedure did not write, takes the way that reads what is stored, in a
+    /// transaction of its own; so does one whose call found its connection lost, which may have committed before its
+    /// answer was lost: that way then finds the operations as the call stored them, and answers as the call would
+    /// have, rather than as for operations enqueued before (S1).
     func enqueue(
         _ operations: [CallOperation], startTimes: [UUID: Date] = [:], enqueuer: UUID? = nil
     ) async throws -> Enqueued {
-        try await transaction("enqueueing a commit") {
-            try await enqueue(operations, startTimes: startTimes, enqueuer: enqueuer, on: $0)
+        var afterLostCall = false
+        if let call = Self.newCommit(operations, startTimes: startTimes, enqueuer: enqueuer, committing: true) {
+            if let row = try await committingUnlessLost("enqueueing a commit", call.query) {
+                let (snapshot, written) = try await Self.mapping("enqueueing a commit") {
+                    try row.decode((Int64?, Bool?).self)
+                }
+                if let snapshot, written == true { return Enqueued(snapshot: UInt64(snapshot), added: call.added) }
+            } else {
+                afterLostCall = true
+            }
+        }
+        return try await transaction("enqueueing a commit") { [afterLostCall] connection in
+            try await enqueue(
+                operations, startTimes: startTimes, enqueuer: enqueuer, afterLostCall: afterLostCall, on: connection)
         }
     }
 
@@ -29,6 +47,10 @@ extension PostgresQueue {
     /// The event log names `enqueuer` as the origin of the operations' enqueued events: that process announces them
     /// itself. With `nil`, every process announces them, once the transaction commits.
     ///
+    /// With `afterLostCall`, the commit was sent before as one call whose connection was lost: when every one of its
+    /// operations is stored, with its content, under one snapshot number, that call committed them, and they are
+    /// answered as added under that number.
+    ///
     /// - Throws: ``RelayError/Code/unknownDependency`` for a dependency neither stored nor in the commit,
     ///   ``RelayError/Code/conflictingOperation`` for a known id with other content,
     ///   ``RelayError/Code/dependencyCycle`` for dependencies that close a cycle, ``RelayError/Code/unknownSequence``
@@ -36,7 +58,7 @@ extension PostgresQueue {
     ///   transaction is then to be rolled back.
     func enqueue(
         _ operations: [CallOperation], startTimes: [UUID: Date] = [:], enqueuer: UUID? = nil,
-        on connection: PostgresConnection
+        afterLostCall: Bool = false, on connection: PostgresConnection
     ) async throws -> Enqueued {
         guard !operations.isEmpty else { throw RelayError(.invalidArgument, "a commit needs at least one operation") }
         let snapshot: Int64
@@ -50,13 +72,16 @@ extension PostgresQueue {
         let named = Array(Set(ids).union(operations.flatMap(\.dependencies)))
         var stored: [UUID: PostgresOperationState] = [:]
         var outcomes: [UUID: CallResult] = [:]
-        for (id, state, body, result) in try await rows(
+        var storedSnapshots: Set<Int64> = []
+        for (id, state, body, result, storedSnapshot) in try await rows(
             """
-            SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END, CASE WHEN id = ANY(\(ids)) THEN result END
+            SELECT id, state, CASE WHEN id = ANY(\(ids)) THEN body END, CASE WHEN id = ANY(\(ids)) THEN result END,
+                CASE WHEN id = ANY(\(ids)) THEN snapshot END
             FROM relay_operations WHERE id = ANY(\(named)) FOR SHARE
             """, on: connection
-        ).map({ try $0.decode((UUID, Int16, ByteBuffer?, ByteBuffer?).self) }) {
+        ).map({ try $0.decode((UUID, Int16, ByteBuffer?, ByteBuffer?, Int64?).self) }) {
             stored[id] = PostgresOperationState(rawValue: state)
+            if let storedSnapshot { storedSnapshots.insert(storedSnapshot) }
             if let body, let operation = operations.first(where: { $0.id == id }),
                 try CallOperation(encoded: Data(body.readableBytesView)) != operation
             {
@@ -64,6 +89,12 @@ extension PostgresQueue {
                     .conflictingOperation, "operation \(id) is stored already with other content; nothing was enqueued")
             }
             if let result { outcomes[id] = try CallResult(encoded: Data(result.readableBytesView)) }
+        }
+        if afterLostCall, ids.allSatisfy({ stored[$0] != nil }), storedSnapshots.count == 1,
+            let written = storedSnapshots.first
+        {
+            // Content checked above: the lost call wrote them.
+            return Enqueued(snapshot: UInt64(written), added: ids, outcomes: outcomes)
         }
         var plan = PostgresCommitPlan(
             operations.enumerated().filter { stored[$0.element.id] == nil }.map { ($0.offset, $0.element) },
@@ -148,32 +179,45 @@ extension PostgresQueue {
     private func enqueueNew(
         _ operations: [CallOperation], startTimes: [UUID: Date], enqueuer: UUID?, on connection: PostgresConnection
     ) async throws -> NewCommit {
-        let ids = Set(operations.map(\.id))
-        guard ids.count == operations.count, operations.allSatisfy({ $0.dependencies.isSubset(of: ids) }) else {
-            return .notTried
+        guard let call = Self.newCommit(operations, startTimes: startTimes, enqueuer: enqueuer, committing: false)
+        else { return .notTried }
+        guard let numbered = try await rows(call.query, on: connection).first?.decode((Int64, Bool).self) else {
+            throw Self.unnumbered
         }
+        let (snapshot, written) = numbered
+        guard written else { return .numbered(snapshot) }
+        return .written(Enqueued(snapshot: UInt64(snapshot), added: call.added))
+    }
+
+    /// The call that writes a commit whose dependencies are all its own, and the ids it adds if it writes it.
+    ///
+    /// `nil` when a dependency is outside the commit, an id repeats or the dependencies close a cycle, which the way
+    /// that reads what is stored tells apart. With `committing`, the procedure that commits, called outside a
+    /// transaction block; otherwise the function, inside the caller's transaction.
+    private static func newCommit(
+        _ operations: [CallOperation], startTimes: [UUID: Date], enqueuer: UUID?, committing: Bool
+    ) -> (query: PostgresQuery, added: [UUID])? {
+        let ids = Set(operations.map(\.id))
+        guard !operations.isEmpty, ids.count == operations.count,
+            operations.allSatisfy({ $0.dependencies.isSubset(of: ids) })
+        else { return nil }
         var plan = PostgresCommitPlan(operations.enumerated().map { ($0.offset, $0.element) }, stored: [:])
-        guard plan.cycle == nil else { return .notTried }
+        guard plan.cycle == nil else { return nil }
         plan.settle()
         let rows = plan.rows
         let links = rows.flatMap { row in row.dependencies.map { ($0, row.id) } }
         let starts = rows.compactMap { row in startTimes[row.id].map { (row.id, $0) } }
-        guard
-            let numbered = try await self.rows(
-                """
-                SELECT commit_snapshot, commit_written FROM relay_enqueue(
-                    \(enqueuer)::uuid,
-                    \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
-                    \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
-                    \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[], \(rows.map(\.body))::bytea[],
-                    \(rows.map(\.destination))::text[], \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[],
-                    \(starts.map(\.0))::uuid[], \(starts.map(\.1))::timestamptz[])
-                """, on: connection
-            ).first?.decode((Int64, Bool).self)
-        else { throw Self.unnumbered }
-        let (snapshot, written) = numbered
-        guard written else { return .numbered(snapshot) }
-        return .written(Enqueued(snapshot: UInt64(snapshot), added: rows.map(\.id)))
+        let query: PostgresQuery = """
+            \(unescaped: committing ? "CALL relay_enqueue_committing(" : "SELECT * FROM relay_enqueue(")
+                \(enqueuer)::uuid,
+                \(rows.map(\.id))::uuid[], \(rows.map(\.sequence))::text[], \(rows.map(\.ordinal))::integer[],
+                \(rows.map(\.priority))::bigint[], \(rows.map(\.state))::smallint[],
+                \(rows.map(\.blockers))::integer[], \(rows.map(\.runAnyway))::boolean[],
+                \(rows.map(\.body))::bytea[], \(rows.map(\.destination))::text[],
+                \(links.map(\.0))::uuid[], \(links.map(\.1))::uuid[], \(starts.map(\.0))::uuid[],
+                \(starts.map(\.1))::timestamptz[]\(unescaped: committing ? ", NULL, NULL)" : ")")
+            """
+        return (query, rows.map(\.id))
     }
 
     /// Sends the notifications of a change inside the transaction that makes it, so that listeners hear of it once

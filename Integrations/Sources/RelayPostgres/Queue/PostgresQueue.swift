@@ -115,6 +115,22 @@ struct PostgresQueue: Sendable {
         return row
     }
 
+    /// The answer of a procedure that commits its own transaction, as ``committing(_:_:)`` gives it, or `nil` when the
+    /// call found its connection lost: it may have committed before its answer was lost, and the caller finds out in
+    /// a transaction rather than make the call again.
+    func committingUnlessLost(_ what: String, _ query: PostgresQuery) async throws -> PostgresRow? {
+        let answer: [PostgresRow]? = try await withConnection(what) { connection in
+            do {
+                return try await guards.guarding(connection).opening { try await rows(query, on: connection) }
+            } catch is PostgresQueryGuard.Unsent {
+                return nil
+            }
+        }
+        guard let answer else { return nil }
+        guard let row = answer.first else { throw RelayError(.storageFailure, "\(what): the database did not answer") }
+        return row
+    }
+
     /// The rows of a statement that only reads, on a connection of the client.
     func read(_ what: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
         try await withConnection(what) { connection in
