@@ -111,8 +111,7 @@ struct PostgresQueue: Sendable {
         let answer: [PostgresRow] = try await withConnection(what) { connection in
             try await guards.guarding(connection).opening { try await rows(query, on: connection) }
         }
-        guard let row = answer.first else { throw RelayError(.storageFailure, "\(what): the database did not answer") }
-        return row
+        return try Self.first(of: answer, what)
     }
 
     /// The answer of a procedure that commits its own transaction, as ``committing(_:_:)`` gives it, or `nil` when the
@@ -126,7 +125,11 @@ struct PostgresQueue: Sendable {
                 return nil
             }
         }
-        guard let answer else { return nil }
+        return try answer.map { try Self.first(of: $0, what) }
+    }
+
+    /// The row a procedure answers with; a procedure always answers with one.
+    private static func first(of answer: [PostgresRow], _ what: String) throws -> PostgresRow {
         guard let row = answer.first else { throw RelayError(.storageFailure, "\(what): the database did not answer") }
         return row
     }
@@ -240,10 +243,9 @@ struct PostgresQueue: Sendable {
         let cancels = try columns[first + 4].decode([Bool].self)
         let starts = try columns[first + 5].decode([Date].self)
         return try snapshots.indices.map { index in
-            Claim(
-                operation: try CallOperation(encoded: Data(bodies[index].readableBytesView)),
-                snapshot: UInt64(snapshots[index]), attempt: Int(attempts[index]), enqueuedAt: enqueued[index],
-                firstStartedAt: starts[index], cancelRequested: cancels[index])
+            try Claim(
+                body: bodies[index], snapshot: snapshots[index], attempts: attempts[index], enqueuedAt: enqueued[index],
+                startedAt: starts[index], cancelRequested: cancels[index])
         }
     }
 
@@ -252,11 +254,21 @@ struct PostgresQueue: Sendable {
         try rows.map { row in
             let (snapshot, attempts, body, enqueuedAt, cancelRequested, startedAt) = try row.decode(
                 (Int64, Int32, ByteBuffer, Date, Bool, Date?).self)
-            return Claim(
-                operation: try CallOperation(encoded: Data(body.readableBytesView)),
-                snapshot: UInt64(snapshot), attempt: Int(attempts), enqueuedAt: enqueuedAt,
-                firstStartedAt: startedAt, cancelRequested: cancelRequested)
+            return try Claim(
+                body: body, snapshot: snapshot, attempts: attempts, enqueuedAt: enqueuedAt, startedAt: startedAt,
+                cancelRequested: cancelRequested)
         }
+    }
+}
+
+extension PostgresQueue.Claim {
+    /// A claim as `relay_claim` answers it, its operation decoded from the row's body.
+    fileprivate init(
+        body: ByteBuffer, snapshot: Int64, attempts: Int32, enqueuedAt: Date, startedAt: Date?, cancelRequested: Bool
+    ) throws {
+        self.init(
+            operation: try CallOperation(encoded: Data(body.readableBytesView)), snapshot: UInt64(snapshot),
+            attempt: Int(attempts), enqueuedAt: enqueuedAt, firstStartedAt: startedAt, cancelRequested: cancelRequested)
     }
 }
 
