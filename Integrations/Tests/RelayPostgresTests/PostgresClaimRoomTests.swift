@@ -35,6 +35,31 @@ struct PostgresClaimRoomTests {
         #expect(room.release(64) == false)
     }
 
+    @Test("S31: outcomes still to be written claim first; the loop waits for their write, not for a wake")
+    func outcomesClaimFirst() {
+        var room = PostgresClaimRoom(limit: 64)
+        room.gathered(outcomesThrough: 3)
+        // Their write claims the slots they free: the loop would take the room and leave that write claiming nothing.
+        #expect(room.reserve(for: .loop, waiting: 0) == 0)
+        #expect(room.outcomesToWrite == 3)
+        #expect(room.reserve(for: .outcomes, waiting: 0) == 64)
+        // The loop was refused for the outcomes, not for the claim: it waits for their write, so no wake is owed.
+        #expect(room.release(64) == false)
+        room.gathered(outcomesThrough: 5)
+        room.wrote(through: 3)
+        #expect(room.outcomesToWrite == 5)
+        #expect(room.reserve(for: .loop, waiting: 0) == 0)
+        room.wrote(through: 6)
+        #expect(room.outcomesToWrite == nil)
+        #expect(room.reserve(for: .loop, waiting: 0) == 64)
+        #expect(room.release(64) == false)
+        // A write noted before its outcomes were counted leaves nothing for the loop to wait for.
+        room.wrote(through: 8)
+        room.gathered(outcomesThrough: 7)
+        #expect(room.outcomesToWrite == nil)
+        #expect(room.reserve(for: .loop, waiting: 0) == 64)
+    }
+
     @Test("S4/S28: a process claims once at a time, so that its DataPoint takes claims in the order they were made")
     func oneClaimAtATime() {
         var room = PostgresClaimRoom(limit: 64)

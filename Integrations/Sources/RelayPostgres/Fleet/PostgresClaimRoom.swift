@@ -9,6 +9,11 @@
 /// A wake of the loop that finds a transaction recording outcomes claiming is not lost: that transaction's claim may
 /// have read the database before the work the wake announced was committed, so the loop is woken again once the
 /// transaction gives its room back. A transaction that finds the loop claiming claims nothing, and wakes the loop.
+///
+/// Outcomes gathered and not yet written go first: their transaction claims the slots they free, so the loop waits for
+/// it rather than take the room and leave that transaction claiming nothing, a round trip more for the same slots. The
+/// loop waits for their write as the DataPoint does, and makes it if nobody else waits: a store writes nothing that
+/// nobody waits on, and outcomes left unwritten must not keep the loop from claiming.
 struct PostgresClaimRoom: Sendable {
     /// Who asks for room.
     enum Claimer: Sendable {
@@ -23,6 +28,10 @@ struct PostgresClaimRoom: Sendable {
     private var claiming = false
     /// Whether the loop found no room while a claim under way held some.
     private var loopRefused = false
+    /// The position of the last outcome gathered for a write that claims the slot it frees, and how far writes went:
+    /// positions rather than counts, so that a write noted before its outcomes were counted leaves nothing behind.
+    private var outcomesThrough: UInt64 = 0
+    private var writtenThrough: UInt64 = 0
 
     /// Room for at most `limit` claimed operations waiting for a worker.
     init(limit: Int) {
@@ -30,8 +39,9 @@ struct PostgresClaimRoom: Sendable {
     }
 
     /// Reserves the room a claim may fill beside `waiting` operations that wait for a worker; 0 when there is none,
-    /// or another claim is under way.
+    /// or another claim is under way, or, for the loop, outcomes are still to be written (see ``outcomesToWrite``).
     mutating func reserve(for claimer: Claimer, waiting: Int) -> Int {
+        guard claimer == .outcomes || outcomesToWrite == nil else { return 0 }
         guard !claiming else {
             if claimer == .loop { loopRefused = true }
             return 0
@@ -50,5 +60,21 @@ struct PostgresClaimRoom: Sendable {
         guard loopRefused else { return false }
         loopRefused = false
         return true
+    }
+
+    /// The position through which outcomes are still to be written, or `nil`: the loop, refused, waits for their
+    /// write rather than for a wake.
+    var outcomesToWrite: UInt64? {
+        outcomesThrough > writtenThrough ? outcomesThrough : nil
+    }
+
+    /// Outcomes whose write claims the slots they free were gathered, the last at `position`.
+    mutating func gathered(outcomesThrough position: UInt64) {
+        outcomesThrough = max(outcomesThrough, position)
+    }
+
+    /// What was gathered through `position` is written.
+    mutating func wrote(through position: UInt64) {
+        writtenThrough = max(writtenThrough, position)
     }
 }

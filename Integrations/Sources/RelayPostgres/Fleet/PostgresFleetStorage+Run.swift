@@ -59,9 +59,17 @@ extension PostgresFleetStorage {
         for await _ in wakes {
             var more = true
             while more, !Task.isCancelled {
-                guard let request = reserveClaim(by: .loop, for: link) else { break }
+                let (request, outcomesToWrite) = reserveClaim(by: .loop, for: link)
                 do {
-                    more = try await claim(request, for: link)
+                    if let request {
+                        more = try await claim(request, for: link)
+                    } else if let outcomesToWrite {
+                        // Their write claims first (see PostgresClaimRoom): the loop waits for it, and makes it if
+                        // nobody else waits.
+                        try await waitUntilDurable(StorageTicket(position: outcomesToWrite))
+                    } else {
+                        break
+                    }
                     pause = Self.firstPause
                 } catch {
                     guard !Task.isCancelled else { return }
@@ -93,15 +101,19 @@ extension PostgresFleetStorage {
     }
 
     /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here;
-    /// `nil` when there is none, or the other claimer is claiming (see ``PostgresClaimRoom``).
+    /// `nil` when there is none, or the other claimer is claiming, and then the position through which outcomes are
+    /// still to be written, if any (see ``PostgresClaimRoom``).
     private func reserveClaim(
         by claimer: PostgresClaimRoom.Claimer, for link: SharedLink
-    ) -> PostgresQueue.ClaimRequest? {
+    ) -> (request: PostgresQueue.ClaimRequest?, outcomesToWrite: UInt64?) {
         let (waiting, sequences) = (link.waiting, link.sequences)
-        guard options.claims, !sequences.isEmpty else { return nil }
-        let room = claimRoom.withLock { $0.reserve(for: claimer, waiting: waiting) }
-        guard room > 0 else { return nil }
-        return PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
+        guard options.claims, !sequences.isEmpty else { return (nil, nil) }
+        let (room, outcomesToWrite) = claimRoom.withLock { room in
+            (room.reserve(for: claimer, waiting: waiting), room.outcomesToWrite)
+        }
+        guard room > 0 else { return (nil, outcomesToWrite) }
+        let request = PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
+        return (request, nil)
     }
 
     /// Gives back the room of a claim whose operations the DataPoint holds now, or that failed; wakes the loop if it
@@ -334,7 +346,7 @@ extension PostgresFleetStorage {
             let link = running.withLock { $0?.link }
             // The slots these outcomes free are claimed again in their transaction.
             let plain = outcomes.filter(\.changes.isEmpty)
-            let request = plain.isEmpty ? nil : link.flatMap { reserveClaim(by: .outcomes, for: $0) }
+            let request = plain.isEmpty ? nil : link.flatMap { reserveClaim(by: .outcomes, for: $0).request }
             defer { request.map(releaseClaim) }
             let (finished, claims) = try await queue.finish(plain, thenClaiming: request)
             // Held at once: what follows may fail, and a claim committed but never held would wait for its lease.

@@ -276,7 +276,12 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Parameter records: The transitions, oldest first.
     /// - Returns: The ticket of the last change.
     public func append(_ records: [StorageRecord]) -> StorageTicket {
-        commits.append(records.compactMap(PostgresFleetWrite.init))
+        let writes = records.compactMap(PostgresFleetWrite.init)
+        let ticket = commits.append(writes)
+        if writes.contains(where: \.claimsFreedSlot) {
+            claimRoom.withLock { $0.gathered(outcomesThrough: ticket.position) }
+        }
+        return ticket
     }
 
     /// Returns once the changes up to `ticket` are committed, writing them if no write is in flight.
@@ -288,7 +293,10 @@ public final class PostgresFleetStorage: SharedStorage {
     /// - Parameter ticket: A ticket from ``append(_:)``.
     /// - Throws: Nothing in practice: a write the store gives up is left to the leases.
     public func waitUntilDurable(_ ticket: StorageTicket) async throws {
-        try await commits.waitUntilDurable(ticket) { await applyPersistently($0.items) }
+        try await commits.waitUntilDurable(ticket) { batch in
+            await applyPersistently(batch.items)
+            claimRoom.withLock { $0.wrote(through: batch.through) }
+        }
     }
 
     /// Wakes this process's claims for the operations a commit of its own added, when no `LISTEN` announces them: in

@@ -26,6 +26,12 @@ enum PostgresFleetWrite: Sendable, Equatable {
         }
     }
 
+    /// Whether this is an outcome whose write claims the slot it frees: one with no staged changes, recorded by
+    /// ``PostgresQueue/finish(_:thenClaiming:)``.
+    var claimsFreedSlot: Bool {
+        if case .finished(_, _, let changes, _) = self { changes.isEmpty } else { false }
+    }
+
     /// The change a record makes, or `nil` for a record that changes nothing in the fleet's tables.
     init?(_ record: StorageRecord) {
         switch record.kind {
