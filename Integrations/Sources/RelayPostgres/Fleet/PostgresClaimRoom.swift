@@ -23,6 +23,16 @@ struct PostgresClaimRoom: Sendable {
         case outcomes
     }
 
+    /// What a claimer does after asking for room.
+    enum Reservation: Sendable, Equatable {
+        /// Claims at most this many operations, then gives the room back (``release(_:)``).
+        case claim(Int)
+        /// The loop waits until outcomes gathered through this position are written: their write claims first.
+        case awaitOutcomes(through: UInt64)
+        /// Claims nothing: there is no room, or the other claimer is claiming.
+        case none
+    }
+
     private let limit: Int
     /// Whether a claim under way holds room.
     private var claiming = false
@@ -38,17 +48,16 @@ struct PostgresClaimRoom: Sendable {
         self.limit = limit
     }
 
-    /// Reserves the room a claim may fill beside `waiting` operations that wait for a worker; 0 when there is none,
-    /// or another claim is under way, or, for the loop, outcomes are still to be written (see ``outcomesToWrite``).
-    mutating func reserve(for claimer: Claimer, waiting: Int) -> Int {
-        guard claimer == .outcomes || outcomesToWrite == nil else { return 0 }
+    /// Reserves the room a claim by `claimer` may fill beside `waiting` operations that wait for a worker.
+    mutating func reserve(for claimer: Claimer, waiting: Int) -> Reservation {
+        if claimer == .loop, outcomesThrough > writtenThrough { return .awaitOutcomes(through: outcomesThrough) }
         guard !claiming else {
             if claimer == .loop { loopRefused = true }
-            return 0
+            return .none
         }
         let room = max(0, limit - waiting)
         claiming = room > 0
-        return room
+        return room > 0 ? .claim(room) : .none
     }
 
     /// Gives back the room of a claim that ended.
@@ -60,12 +69,6 @@ struct PostgresClaimRoom: Sendable {
         guard loopRefused else { return false }
         loopRefused = false
         return true
-    }
-
-    /// The position through which outcomes are still to be written, or `nil`: the loop, refused, waits for their
-    /// write rather than for a wake.
-    var outcomesToWrite: UInt64? {
-        outcomesThrough > writtenThrough ? outcomesThrough : nil
     }
 
     /// Outcomes whose write claims the slots they free were gathered, the last at `position`.

@@ -59,16 +59,17 @@ extension PostgresFleetStorage {
         for await _ in wakes {
             var more = true
             while more, !Task.isCancelled {
-                let (request, outcomesToWrite) = reserveClaim(by: .loop, for: link)
+                let sequences = link.sequences
                 do {
-                    if let request {
-                        more = try await claim(request, for: link)
-                    } else if let outcomesToWrite {
+                    switch reserveClaim(by: .loop, of: sequences, for: link) {
+                    case .claim(let room):
+                        more = try await claim(claimRequest(room: room, of: sequences), for: link)
+                    case .awaitOutcomes(let position):
                         // Their write claims first (see PostgresClaimRoom): the loop waits for it, and makes it if
                         // nobody else waits.
-                        try await waitUntilDurable(StorageTicket(position: outcomesToWrite))
-                    } else {
-                        break
+                        try await waitUntilDurable(StorageTicket(position: position))
+                    case .none:
+                        more = false
                     }
                     pause = Self.firstPause
                 } catch {
@@ -100,20 +101,19 @@ extension PostgresFleetStorage {
         return claims.count >= request.limit
     }
 
-    /// Reserves the room a claim by `claimer` may fill: what the DataPoint takes beside what waits for a worker here;
-    /// `nil` when there is none, or the other claimer is claiming, and then the position through which outcomes are
-    /// still to be written, if any (see ``PostgresClaimRoom``).
+    /// What a claim by `claimer` of operations of `sequences` does: claim the room the DataPoint takes beside what
+    /// waits for a worker here, wait for outcomes still to be written, or nothing (see ``PostgresClaimRoom``).
     private func reserveClaim(
-        by claimer: PostgresClaimRoom.Claimer, for link: SharedLink
-    ) -> (request: PostgresQueue.ClaimRequest?, outcomesToWrite: UInt64?) {
-        let (waiting, sequences) = (link.waiting, link.sequences)
-        guard options.claims, !sequences.isEmpty else { return (nil, nil) }
-        let (room, outcomesToWrite) = claimRoom.withLock { room in
-            (room.reserve(for: claimer, waiting: waiting), room.outcomesToWrite)
-        }
-        guard room > 0 else { return (nil, outcomesToWrite) }
-        let request = PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
-        return (request, nil)
+        by claimer: PostgresClaimRoom.Claimer, of sequences: [CallSequence.Name], for link: SharedLink
+    ) -> PostgresClaimRoom.Reservation {
+        guard options.claims, !sequences.isEmpty else { return .none }
+        let waiting = link.waiting
+        return claimRoom.withLock { $0.reserve(for: claimer, waiting: waiting) }
+    }
+
+    /// A claim of at most `room` operations of `sequences`, under this process's lease.
+    private func claimRequest(room: Int, of sequences: [CallSequence.Name]) -> PostgresQueue.ClaimRequest {
+        PostgresQueue.ClaimRequest(owner: owner, sequences: sequences, limit: room, lease: options.lease)
     }
 
     /// Gives back the room of a claim whose operations the DataPoint holds now, or that failed; wakes the loop if it
@@ -346,7 +346,13 @@ extension PostgresFleetStorage {
             let link = running.withLock { $0?.link }
             // The slots these outcomes free are claimed again in their transaction.
             let plain = outcomes.filter(\.changes.isEmpty)
-            let request = plain.isEmpty ? nil : link.flatMap { reserveClaim(by: .outcomes, for: $0).request }
+            var request: PostgresQueue.ClaimRequest?
+            if !plain.isEmpty, let link {
+                let sequences = link.sequences
+                if case .claim(let room) = reserveClaim(by: .outcomes, of: sequences, for: link) {
+                    request = claimRequest(room: room, of: sequences)
+                }
+            }
             defer { request.map(releaseClaim) }
             let (finished, claims) = try await queue.finish(plain, thenClaiming: request)
             // Held at once: what follows may fail, and a claim committed but never held would wait for its lease.
