@@ -79,9 +79,13 @@ public struct CallResponse: Sendable, Hashable, Codable {
 extension CallResponse {
     /// The response as an operation's result bytes.
     var encoded: Data {
-        var writer = ByteWriter()
+        let url = url.absoluteString
+        // Ten bytes bound each length's varint: one allocation for the whole response.
+        var capacity = 40 + url.utf8.count + body.count
+        for (name, value) in headers { capacity += 20 + name.utf8.count + value.utf8.count }
+        var writer = ByteWriter(capacity: capacity)
         writer.varint(UInt64(max(0, status)))
-        writer.string(url.absoluteString)
+        writer.string(url)
         writer.varint(UInt64(headers.count))
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             writer.string(name)

@@ -4,6 +4,13 @@ import Foundation
 struct ByteWriter {
     var bytes: [UInt8] = []
 
+    init() {}
+
+    /// A writer with room for `capacity` bytes, for a caller that knows about how much it writes.
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     mutating func byte(_ value: UInt8) {
         bytes.append(value)
     }
