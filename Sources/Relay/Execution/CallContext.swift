@@ -73,8 +73,8 @@ public struct CallContext: Sendable, Hashable {
     /// guard let reply else { return .retry(reason: "no reply within 5 seconds") }
     /// ```
     ///
-    /// Every attempt's deadline waits on the DataPoint's one timer loop, so a thousand calls in flight cost no
-    /// sleeping task each. An error `body` throws before the deadline is rethrown. Calls may nest; an inner deadline
+    /// Every attempt's deadline waits on the DataPoint's one loop of attempt deadlines, so a thousand calls in flight
+    /// cost no sleeping task each. An error `body` throws before the deadline is rethrown. Calls may nest; an inner deadline
     /// never outlasts the one around it.
     ///
     /// - Parameters:
@@ -83,7 +83,9 @@ public struct CallContext: Sendable, Hashable {
     /// - Returns: What `body` returned, or `nil` when the deadline passed first.
     /// - Throws: What `body` threw before the deadline.
     public func withTimeout<Value>(_ timeout: Duration, _ body: () async throws -> Value) async throws -> Value? {
-        try await AttemptTimer(link: link, slot: slot).run(timeout, body)
+        let attempt = AttemptDeadlines.Attempt(
+            slot: slot, worker: link.worker, number: attempt, operationID: operationID)
+        return try await link.core.attemptTimer.run(timeout, for: attempt, body)
     }
 
     /// Whether the DataPoint that runs this attempt tells time by the system clock, so that an executor on the system

@@ -187,8 +187,8 @@ public struct HTTPExecutor: CallExecutor {
     /// Sends one request, to be answered by `deadline`, measured on the clock.
     ///
     /// The deadline lives with the attempt. When the executor and the DataPoint both tell time by the system clock,
-    /// the pipeline's timer loop keeps it (``CallContext/withTimeout(_:_:)``), which costs no task and no timer of its
-    /// own; otherwise the request races a sleep on the executor's clock.
+    /// the DataPoint's attempt timer keeps it (``CallContext/withTimeout(_:_:)``), which costs no task and no timer of
+    /// its own; otherwise the request races a sleep on the executor's clock.
     private func send(
         _ request: CallRequest,
         for call: HTTPCall,

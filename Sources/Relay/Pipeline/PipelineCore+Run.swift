@@ -8,8 +8,8 @@ extension PipelineCore {
         perform(try transition { (machine, actions) throws(RelayError) in try machine.start(now: now, into: &actions) })
     }
 
-    /// Runs the engine until it stops: sequences' supervisors and the timer loop, all children of one task group, and
-    /// beside them the store's work (see ``Storage/maintain()`` and ``SharedStorage/run(_:)``), cancelled once the
+    /// Runs the engine until it stops: sequences' supervisors, the timer loop and the attempt timer's, all children of
+    /// one task group, and beside them the store's work (see ``Storage/maintain()`` and ``SharedStorage/run(_:)``), cancelled once the
     /// engine has stopped.
     func run() async {
         await withTaskCancellationHandler {
@@ -22,7 +22,12 @@ extension PipelineCore {
                     }
                 }
                 await withDiscardingTaskGroup { group in
-                    group.addTask { await self.runTimers() }
+                    group.addTask {
+                        await self.runTimers()
+                        // The timer loop ends once no worker is left to arm a deadline.
+                        self.attemptTimer.close()
+                    }
+                    group.addTask { await self.attemptTimer.runLoop(expire: self.expireAttempts) }
                     while let (sequence, lane) = await nextLaneToStart() {
                         group.addTask { await sequence.run(in: self, lane: lane) }
                     }
@@ -179,20 +184,8 @@ extension PipelineCore {
     /// finished operations whose retention window has passed, and fires it.
     private func runTimers() async {
         while !Task.isCancelled {
-            switch apply({ machine, _ in machine.timerPlan() }) {
-            case .exit:
-                return
-            case .wait(let generation):
-                await waitForRearm(generation)
-            case .sleep(let deadline, let generation):
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { try? await self.clock.sleep(until: deadline) }
-                    group.addTask { await self.waitForRearm(generation) }
-                    await group.next()
-                    group.cancelAll()
-                }
-            }
-            guard !Task.isCancelled else { return }
+            let plan = apply { machine, _ in machine.timerPlan() }
+            guard await clock.follow(plan, waitForRearm: waitForRearm), !Task.isCancelled else { return }
             let now = clock.now
             let fired = transition { $0.fireTimers(now: now, into: &$1) }
             try? await acknowledge(fired)
@@ -202,7 +195,12 @@ extension PipelineCore {
         }
     }
 
-    private func waitForRearm(_ generation: UInt64) async {
+    /// Cancels the workers of attempts whose deadlines passed.
+    private func expireAttempts(_ attempts: [AttemptDeadlines.Attempt]) {
+        perform(transition { $0.expireAttempts(attempts, into: &$1) })
+    }
+
+    @Sendable private func waitForRearm(_ generation: UInt64) async {
         await Waiters<Void>.wait(
             cancelled: (),
             park: { id, continuation in

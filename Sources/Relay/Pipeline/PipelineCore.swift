@@ -65,6 +65,8 @@ final class PipelineCore: Sendable {
     /// The handles of operations committed to a shared store, until it reports their outcomes.
     let remote = RemoteOutcomes()
     let clock: ClockSource
+    /// The deadlines of running attempts, on a loop and a lock of their own.
+    let attemptTimer: AttemptTimer
     let configuration: DataPoint.Configuration
     /// The state machine's limits, kept here too so that commits are validated before the lock is taken.
     let limits: PipelineStateMachine.Limits
@@ -77,6 +79,7 @@ final class PipelineCore: Sendable {
         self.storage = storage
         shared = storage as? any SharedStorage
         self.clock = clock
+        attemptTimer = AttemptTimer(clock: clock)
         self.configuration = configuration
         let limits = PipelineStateMachine.Limits(
             retention: configuration.retentionPolicy,

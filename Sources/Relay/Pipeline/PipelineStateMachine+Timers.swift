@@ -14,7 +14,7 @@ extension PipelineStateMachine {
         actions.signals += timers.rearm()
     }
 
-    /// The timer loop's next step: sleep until the earliest hold, retry, attempt deadline, end of the grace period
+    /// The timer loop's next step: sleep until the earliest hold, retry, end of the grace period
     /// or sweep of finished operations, wait for one, or exit.
     mutating func timerPlan() -> Timers.Plan {
         switch lifecycle {
@@ -25,7 +25,7 @@ extension PipelineStateMachine {
         default:
             break
         }
-        var deadline = timers.nextDeadline()
+        var deadline = timers.nextDeadline
         if case .stopping(let grace) = lifecycle, !graceExpired {
             deadline = min(deadline ?? grace, grace)
         }
@@ -56,7 +56,6 @@ extension PipelineStateMachine {
             guard graph[slot].phase == .pending, graph[slot].token == token else { continue }
             reevaluate(slot, now: now, into: &actions)
         }
-        while let worker = timers.takeDueDeadline(now: now) { signalCancel(worker, into: &actions) }
         if case .stopping(let grace) = lifecycle, !graceExpired, grace <= now {
             graceExpired = true
             for worker in Array(workers.keys) { signalCancel(worker, into: &actions) }
@@ -64,24 +63,16 @@ extension PipelineStateMachine {
         return nextSweep.map { $0 <= now } ?? false
     }
 
-    /// Arms the deadline of the attempt the worker runs on `slot`, and returns the one it nests in, if any.
-    ///
-    /// Deadlines share the timer loop of retries and holds, so an attempt costs a heap entry, not a sleeping task.
-    mutating func armDeadline(_ slot: Int32, worker: UInt64, at deadline: Int64, into actions: inout PipelineActions)
-        -> Timers.AttemptDeadline?
-    {
-        let (outer, signals) = timers.armDeadline(slot, worker: worker, at: deadline)
-        actions.signals += signals
-        return outer
+    /// Cancels the workers of attempts whose deadlines passed, each only if it still runs that attempt: its
+    /// ``AttemptTimer`` fires without the state's lock, so the attempt may have ended meanwhile.
+    mutating func expireAttempts(_ attempts: [AttemptDeadlines.Attempt], into actions: inout PipelineActions) {
+        // Slots are never taken away, so the attempt's is still there; its operation may be another by now.
+        for attempt in attempts {
+            let slot = graph[attempt.slot]
+            guard slot.phase == .running, slot.worker == attempt.worker, Int(slot.attempts) == attempt.number,
+                slot.record.operation.id == attempt.operationID
+            else { continue }
+            signalCancel(attempt.worker, into: &actions)
+        }
     }
-
-    /// Disarms the deadline of `slot`'s attempt and restores the one it nested in; returns whether it had passed.
-    mutating func disarmDeadline(
-        _ slot: Int32, restoring outer: Timers.AttemptDeadline?, into actions: inout PipelineActions
-    ) -> Bool {
-        let (fired, signals) = timers.disarmDeadline(slot, restoring: outer)
-        actions.signals += signals
-        return fired
-    }
-
 }

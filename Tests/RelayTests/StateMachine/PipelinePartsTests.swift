@@ -108,7 +108,7 @@ struct PipelinePartsTests {
         _ = timers.wake(1, token: 7, at: 30)
         _ = timers.wake(2, token: 1, at: 10)
         _ = timers.wake(1, token: 8, at: 20)
-        #expect(timers.nextDeadline() == 10)
+        #expect(timers.nextDeadline == 10)
         #expect(timers.takeDueWakeup(now: 5) == nil)
         var due: [Int32] = []
         var tokens: [UInt32] = []
@@ -118,41 +118,21 @@ struct PipelinePartsTests {
         }
         #expect(due == [2, 1])
         #expect(tokens == [1, 8])
-        #expect(timers.nextDeadline() == 30)
-    }
-
-    @Test("S12: a nested attempt deadline never outlives the outer one; the outer is restored when the inner ends")
-    func nestedAttemptDeadlines() {
-        var timers = Timers()
-        let (none, _) = timers.armDeadline(4, worker: 9, at: 100)
-        #expect(none == nil)
-        // The inner asks for more time than the outer has left: it gets the outer's deadline.
-        let (outer, _) = timers.armDeadline(4, worker: 9, at: 500)
-        #expect(outer?.deadline == 100)
-        #expect(timers.nextDeadline() == 100)
-        #expect(timers.takeDueDeadline(now: 99) == nil)
-        #expect(timers.takeDueDeadline(now: 100) == 9)
-        #expect(timers.takeDueDeadline(now: 100) == nil)
-        // It passed for both: ending the inner reports it, and the outer stays fired, so nothing is left to fire.
-        let (fired, _) = timers.disarmDeadline(4, restoring: outer)
-        #expect(fired)
-        #expect(timers.nextDeadline() == nil)
-        let (outerFired, _) = timers.disarmDeadline(4, restoring: nil)
-        #expect(outerFired)
+        #expect(timers.nextDeadline == 30)
     }
 
     @Test("S8: a plan goes stale only for a deadline earlier than the one it sleeps toward")
     func plansGoStaleForEarlierDeadlines() {
         var timers = Timers()
-        guard case .wait(let generation) = timers.plan(until: timers.nextDeadline()) else {
+        guard case .wait(let generation) = timers.plan(until: timers.nextDeadline) else {
             Issue.record("expected a wait")
             return
         }
         _ = timers.wake(1, token: 0, at: 50)
-        #expect(timers.plan(until: timers.nextDeadline()) == .sleep(until: 50, generation: generation + 1))
+        #expect(timers.plan(until: timers.nextDeadline) == .sleep(until: 50, generation: generation + 1))
         _ = timers.wake(2, token: 0, at: 70)
-        #expect(timers.plan(until: timers.nextDeadline()) == .sleep(until: 50, generation: generation + 1))
+        #expect(timers.plan(until: timers.nextDeadline) == .sleep(until: 50, generation: generation + 1))
         _ = timers.wake(3, token: 0, at: 40)
-        #expect(timers.plan(until: timers.nextDeadline()) == .sleep(until: 40, generation: generation + 2))
+        #expect(timers.plan(until: timers.nextDeadline) == .sleep(until: 40, generation: generation + 2))
     }
 }

@@ -1,5 +1,5 @@
-/// What the timer loop waits for: the times before which held or retrying operations must not start, the wake-ups
-/// that re-evaluate them, and the deadlines of running attempts.
+/// What the timer loop waits for: the times before which held or retrying operations must not start, and the wake-ups
+/// that re-evaluate them. (Attempts' deadlines have a loop of their own: ``AttemptTimer``.)
 ///
 /// The state machine tells it what to remember and asks what is due; it also holds the timer loop's parked wait.
 /// A call that makes the loop's plan stale (an earlier deadline than the one it sleeps toward) returns the
@@ -7,21 +7,7 @@
 struct Timers: Sendable {
     typealias Signal = CheckedContinuation<Void, Never>
 
-    /// What the timer loop does next.
-    enum Plan: Sendable, Equatable {
-        /// Sleep on the clock until `until`, or until the plan of `generation` goes stale.
-        case sleep(until: Int64, generation: UInt64)
-        /// Nothing is scheduled: wait until the plan of `generation` goes stale.
-        case wait(generation: UInt64)
-        case exit
-    }
-
-    /// A running attempt's deadline, armed by its executor through ``CallContext/withTimeout(_:_:)``.
-    struct AttemptDeadline: Sendable {
-        let deadline: Int64
-        let worker: UInt64
-        var fired = false
-    }
+    typealias Plan = TimerPlan
 
     private struct Entry: Comparable, Sendable {
         var deadline: Int64
@@ -34,8 +20,6 @@ struct Timers: Sendable {
     }
 
     private var wakeups = MinHeap<Entry>()
-    private var deadlineEntries = MinHeap<Entry>()
-    private var attemptDeadlines: [Int32: AttemptDeadline] = [:]
     /// The holds of each held operation, by context; few operations have any, so they live here, not in slots.
     private var holds: [Int32: [String?: Int64]] = [:]
     /// When each operation whose attempt asked for a retry may run again.
@@ -113,61 +97,10 @@ struct Timers: Sendable {
         return (top.slot, top.token)
     }
 
-    // MARK: - Attempt deadlines
-
-    /// Arms the deadline of the attempt the worker runs on `slot`; returns the deadline it nests in, if any.
-    ///
-    /// A nested deadline never outlives the one around it.
-    mutating func armDeadline(_ slot: Int32, worker: UInt64, at deadline: Int64) -> (
-        outer: AttemptDeadline?, signals: [Signal]
-    ) {
-        let outer = attemptDeadlines[slot]
-        let effective = min(deadline, outer?.deadline ?? .max)
-        attemptDeadlines[slot] = AttemptDeadline(deadline: effective, worker: worker, fired: outer?.fired ?? false)
-        deadlineEntries.push(Entry(deadline: effective, slot: slot, token: 0))
-        return (outer, rearm(before: effective))
-    }
-
-    /// Disarms the deadline of `slot`'s attempt and restores the one it nested in; returns whether it had passed.
-    mutating func disarmDeadline(_ slot: Int32, restoring outer: AttemptDeadline?) -> (
-        fired: Bool, signals: [Signal]
-    ) {
-        let inner = attemptDeadlines.removeValue(forKey: slot)
-        let fired = inner?.fired ?? false
-        guard var outer else { return (fired, []) }
-        // A nested deadline that was the outer one passed for both.
-        if fired, let inner, inner.deadline >= outer.deadline { outer.fired = true }
-        attemptDeadlines[slot] = outer
-        guard !outer.fired else { return (fired, []) }
-        deadlineEntries.push(Entry(deadline: outer.deadline, slot: slot, token: 0))
-        return (fired, rearm(before: outer.deadline))
-    }
-
-    /// Takes the worker of the next attempt whose deadline has passed at `now`; it is marked as fired.
-    mutating func takeDueDeadline(now: Int64) -> UInt64? {
-        while let top = deadlineEntries.min, top.deadline <= now {
-            _ = deadlineEntries.popMin()
-            guard var armed = attemptDeadlines[top.slot], armed.deadline == top.deadline, !armed.fired else { continue }
-            armed.fired = true
-            attemptDeadlines[top.slot] = armed
-            return armed.worker
-        }
-        return nil
-    }
-
     // MARK: - The loop
 
-    /// The earliest wake-up or attempt deadline; entries of attempts that ended first are dropped on the way.
-    mutating func nextDeadline() -> Int64? {
-        while let top = deadlineEntries.min {
-            if let armed = attemptDeadlines[top.slot], armed.deadline == top.deadline, !armed.fired { break }
-            _ = deadlineEntries.popMin()
-        }
-        switch (wakeups.min?.deadline, deadlineEntries.min?.deadline) {
-        case (let wakeup?, let deadline?): return min(wakeup, deadline)
-        case (let wakeup, let deadline): return wakeup ?? deadline
-        }
-    }
+    /// The earliest wake-up.
+    var nextDeadline: Int64? { wakeups.min?.deadline }
 
     /// The loop's plan to sleep until `deadline`, or to wait when there is none.
     mutating func plan(until deadline: Int64?) -> Plan {
