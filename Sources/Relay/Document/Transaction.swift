@@ -184,13 +184,14 @@ public struct Transaction: Sendable {
         self.operations += operations
     }
 
-    /// The JSON form of a model or value, within the size limit; `what` names it in an error, built only then.
+    /// The JSON form of a model or value (see ``ModelEncoder``), within the size limit; `what` names it in an error,
+    /// built only then.
     private func encode(
         _ value: some Encodable, describing what: @autoclosure () -> String
     ) throws(RelayError) -> Data {
         let encoded: Data
         do {
-            encoded = try JSONEncoder().encode(value)
+            encoded = try ModelEncoder.encode(value)
         } catch {
             throw RelayError(.modelEncoding, "\(what()) does not encode: \(error)")
         }
