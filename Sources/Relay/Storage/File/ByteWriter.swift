@@ -51,7 +51,8 @@ struct ByteWriter {
 
     mutating func blob(_ value: Data) {
         varint(UInt64(value.count))
-        bytes.append(contentsOf: value)
+        // Through its buffer: appending `Data` itself goes through its iterator.
+        value.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
 
     mutating func string(_ value: String) {
@@ -71,8 +72,10 @@ struct ByteWriter {
     }
 
     mutating func duration(_ value: Duration) {
-        signed(value.components.seconds)
-        signed(value.components.attoseconds)
+        // Each read of `components` divides 128-bit numbers.
+        let (seconds, attoseconds) = value.components
+        signed(seconds)
+        signed(attoseconds)
     }
 
     /// A presence byte, then the value when present.
