@@ -74,8 +74,8 @@ public struct CallContext: Sendable, Hashable {
     /// ```
     ///
     /// Every attempt's deadline waits on the DataPoint's one loop of attempt deadlines, so a thousand calls in flight
-    /// cost no sleeping task each. An error `body` throws before the deadline is rethrown. Calls may nest; an inner deadline
-    /// never outlasts the one around it.
+    /// cost no sleeping task each. An error `body` throws before the deadline is rethrown. Calls may nest; an inner
+    /// deadline never outlasts the one around it.
     ///
     /// - Parameters:
     ///   - timeout: How long `body` may run, on the DataPoint's clock.

@@ -9,8 +9,8 @@ extension PipelineCore {
     }
 
     /// Runs the engine until it stops: sequences' supervisors, the timer loop and the attempt timer's, all children of
-    /// one task group, and beside them the store's work (see ``Storage/maintain()`` and ``SharedStorage/run(_:)``), cancelled once the
-    /// engine has stopped.
+    /// one task group, and beside them the store's work (see ``Storage/maintain()`` and ``SharedStorage/run(_:)``),
+    /// cancelled once the engine has stopped.
     func run() async {
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { maintenance in
