@@ -30,15 +30,12 @@ final class JSONSlotEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         _ = fill()
-        let id = writer.output.open(object: true)
-        return KeyedEncodingContainer(
-            JSONKeyedContainer<Key>(writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath))
+        return writer.keyedContainer(Key.self, at: codingPath)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         _ = fill()
-        let id = writer.output.open(object: false)
-        return JSONUnkeyedContainer(writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath)
+        return writer.unkeyedContainer(at: codingPath)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -122,27 +119,20 @@ struct JSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         _ = member(key)
-        let id = writer.output.open(object: true)
-        return KeyedEncodingContainer(
-            JSONKeyedContainer<NestedKey>(
-                writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath + [key]))
+        return writer.keyedContainer(NestedKey.self, at: codingPath + [key])
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         _ = member(key)
-        let id = writer.output.open(object: false)
-        return JSONUnkeyedContainer(
-            writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath + [key])
+        return writer.unkeyedContainer(at: codingPath + [key])
     }
 
     mutating func superEncoder() -> any Encoder {
-        writer.output.unsupported = true
-        return JSONSlotEncoder(writer: writer, depth: -1, codingPath: codingPath)
+        writer.superEncoder(at: codingPath)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        writer.output.unsupported = true
-        return JSONSlotEncoder(writer: writer, depth: -1, codingPath: codingPath + [key])
+        writer.superEncoder(at: codingPath + [key])
     }
 }
 
@@ -186,23 +176,17 @@ struct JSONUnkeyedContainer: UnkeyedEncodingContainer {
     ) -> KeyedEncodingContainer<NestedKey> {
         let key = JSONIndexKey(intValue: count)
         _ = element()
-        let id = writer.output.open(object: true)
-        return KeyedEncodingContainer(
-            JSONKeyedContainer<NestedKey>(
-                writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath + [key]))
+        return writer.keyedContainer(NestedKey.self, at: codingPath + [key])
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let key = JSONIndexKey(intValue: count)
         _ = element()
-        let id = writer.output.open(object: false)
-        return JSONUnkeyedContainer(
-            writer: writer, index: writer.output.depth - 1, id: id, codingPath: codingPath + [key])
+        return writer.unkeyedContainer(at: codingPath + [key])
     }
 
     mutating func superEncoder() -> any Encoder {
-        writer.output.unsupported = true
-        return JSONSlotEncoder(writer: writer, depth: -1, codingPath: codingPath)
+        writer.superEncoder(at: codingPath)
     }
 }
 

@@ -37,6 +37,26 @@ enum ModelEncoder {
 /// the output is one `mutating` call on it, one check, however many bytes it appends.
 final class JSONStreamWriter {
     var output = JSONOutput()
+
+    /// Opens an object at the top of the output, the container of the value at `codingPath`.
+    func keyedContainer<Key: CodingKey>(_ type: Key.Type, at codingPath: [any CodingKey]) -> KeyedEncodingContainer<Key>
+    {
+        let id = output.open(object: true)
+        return KeyedEncodingContainer(
+            JSONKeyedContainer<Key>(writer: self, index: output.depth - 1, id: id, codingPath: codingPath))
+    }
+
+    /// Opens an array at the top of the output, the container of the value at `codingPath`.
+    func unkeyedContainer(at codingPath: [any CodingKey]) -> any UnkeyedEncodingContainer {
+        let id = output.open(object: false)
+        return JSONUnkeyedContainer(writer: self, index: output.depth - 1, id: id, codingPath: codingPath)
+    }
+
+    /// An encoder for a superclass's values, which one pass does not follow: the output is discarded.
+    func superEncoder(at codingPath: [any CodingKey]) -> any Encoder {
+        output.unsupported = true
+        return JSONSlotEncoder(writer: self, depth: -1, codingPath: codingPath)
+    }
 }
 
 /// The bytes written so far and the containers still open, innermost last.
