@@ -6,9 +6,9 @@ import Foundation
 /// `JSONEncoder` builds a tree of every value before it writes a byte; on a transaction of one upsert, that tree was
 /// the largest cost Relay added. This writes each value as it is given. It covers what types encode in order, each
 /// container filled before its parent goes on, which is what synthesized conformances do; any other use of the
-/// `Encoder` API (a container asked for twice, a container written after its parent went on, `superEncoder`, a
-/// non-finite number, `Decimal`, an error) makes it hand the value to `JSONEncoder` instead, whose result or error is
-/// the answer. So what it writes is what `JSONDecoder` reads back as `JSONEncoder`'s output, and nothing else differs.
+/// `Encoder` API (a container asked for twice, a container written after its parent went on, a key written twice,
+/// `superEncoder`, a non-finite number, `Decimal`, an error) makes it hand the value to `JSONEncoder` instead, whose
+/// result or error is the answer. So what it writes is what `JSONDecoder` reads back as `JSONEncoder`'s output, and nothing else differs.
 enum ModelEncoder {
     /// The JSON form of `value`.
     ///
